@@ -1,0 +1,281 @@
+"""The paragraph chunker: text cut at blank lines, for plain text and for Markdown on request.
+
+Rules:
+1. Split on blank lines. A fenced code block is a block of its own and blank lines inside it do
+   not split it. A paragraph longer than `max_chars` is cut on word boundaries (after a line break
+   or a blank when one lies in the second half of the budget, else exactly at the budget).
+2. Adjacent small pieces are merged up to `max_chars`, joined by the gap they had in the source.
+3. The tail of each chunk's own text (at most `overlap_chars`, clamped to `max_chars // 4`, cut at
+   a word boundary and never holding a fence line) is copied to the front of the next chunk, so a
+   match near a boundary is not lost.
+4. A fenced block longer than `max_chars` is cut between its lines; every piece carries the
+   original opening line and, when the block was closed, the closing line, so each piece renders
+   as code. Such a piece exceeds `max_chars` only when the fence lines alone leave less than a
+   quarter of the budget.
+5. `tokens = ceil(words / 0.75)` of the chunk's text, an estimate for budgeting only.
+
+Offsets index the text after CRLF and lone CR became LF (the text itself, when it has no CR):
+`normalized[char_start:char_end]` is exactly the chunk's own content, without the copied overlap
+or the repeated fence lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from docshelf.chunking.fences import fence_closes, fence_open, looks_like_fence
+from docshelf.chunking.markdown import normalize_newlines
+from docshelf.config import PARAGRAPH_MAX_CHARS, PARAGRAPH_OVERLAP_CHARS
+
+
+@dataclass(frozen=True, slots=True)
+class TextChunk:
+    """One piece of a text file, with exact offsets of its own content."""
+
+    chunk_index: int
+    text: str
+    char_start: int
+    char_end: int
+    tokens: int
+
+
+@dataclass(slots=True)
+class _Piece:
+    start: int  # own content is source[start:end]
+    end: int
+    text: str  # what the chunk shows before overlap; equals source[start:end] when exact
+    exact: bool
+    fence_line: str | None = None  # set on a fence piece whose text opens with a repeated line
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    start: int
+    end: int
+    fence: str | None  # the marker when the block is a fenced code block
+    closed: bool = False
+
+
+def estimate_tokens(text: str) -> int:
+    """ceil(words / 0.75): about four characters a token in English prose."""
+    words = len(text.split())
+    return (4 * words + 2) // 3
+
+
+def chunk_text(
+    text: str,
+    max_chars: int = PARAGRAPH_MAX_CHARS,
+    overlap_chars: int = PARAGRAPH_OVERLAP_CHARS,
+) -> list[TextChunk]:
+    """Cut `text` into chunks of about `max_chars` characters at paragraph boundaries.
+
+    Raises:
+        ValueError: `max_chars` is less than 1.
+    """
+    if max_chars < 1:
+        raise ValueError(f"max_chars must be at least 1, got {max_chars}")
+    overlap = min(max(overlap_chars, 0), max_chars // 4)
+    source = normalize_newlines(text)
+
+    pieces: list[_Piece] = []
+    for block in _blocks(source):
+        if block.end - block.start <= max_chars:
+            pieces.append(_Piece(block.start, block.end, source[block.start : block.end], True))
+        elif block.fence is None:
+            pieces.extend(_hard_split(source, block.start, block.end, max_chars))
+        else:
+            pieces.extend(_split_fence(source, block, max_chars))
+
+    merged: list[_Piece] = []
+    for piece in pieces:
+        last = merged[-1] if merged else None
+        if last is not None and last.exact and piece.exact and piece.end - last.start <= max_chars:
+            last.end = piece.end
+            last.text = source[last.start : last.end]
+        else:
+            merged.append(piece)
+
+    chunks: list[TextChunk] = []
+    previous: _Piece | None = None
+    for piece in merged:
+        body = piece.text
+        if previous is not None and overlap > 0:
+            tail = _tail(source[previous.start : previous.end], overlap)
+            room = max_chars - len(piece.text) - 1
+            if len(tail) > room:
+                tail = _tail(tail, room) if room > 0 else ""
+            if tail and piece.fence_line is not None:
+                # Inside the fence, after the repeated opening line, so the code stays code.
+                inner = piece.text[len(piece.fence_line) + 1 :]
+                body = f"{piece.fence_line}\n{tail}\n{inner}"
+            elif tail:
+                body = f"{tail}\n{piece.text}"
+        chunks.append(
+            TextChunk(len(chunks), body, piece.start, piece.end, estimate_tokens(body))
+        )
+        previous = piece
+    return chunks
+
+
+def _blocks(source: str) -> list[_Block]:
+    """Paragraphs and fenced blocks, trimmed of surrounding whitespace, in source order."""
+    blocks: list[_Block] = []
+    para = -1  # offset where the open paragraph starts
+    fence: str | None = None
+    fence_start = 0
+    pos = 0
+    n = len(source)
+
+    def close(a: int, b: int, marker: str | None = None, closed: bool = False) -> None:
+        while a < b and source[a].isspace():
+            a += 1
+        while b > a and source[b - 1].isspace():
+            b -= 1
+        if a < b:
+            blocks.append(_Block(a, b, marker, closed))
+
+    while pos <= n:
+        nl = source.find("\n", pos)
+        end = n if nl < 0 else nl
+        line = source[pos:end]
+        if fence is not None:
+            if fence_closes(line, fence):
+                close(fence_start, end, fence, True)
+                fence = None
+        elif (marker := fence_open(line)) is not None:
+            if para >= 0:
+                close(para, pos)
+                para = -1
+            fence, fence_start = marker, pos
+        elif not line.strip():
+            if para >= 0:
+                close(para, pos)
+                para = -1
+        elif para < 0:
+            para = pos
+        if nl < 0:
+            break
+        pos = nl + 1
+    if fence is not None:
+        close(fence_start, n, fence)
+    elif para >= 0:
+        close(para, n)
+    return blocks
+
+
+def _cut(window: str, limit: int) -> int:
+    """Where to cut `window` (longer than `limit`): after the last line break or blank that lies in
+    the second half of the budget, else exactly at `limit`."""
+    floor = max(1, limit // 2)
+    cut = window.rfind("\n", floor, limit + 1)
+    if cut < 0:
+        cut = max(window.rfind(" ", floor, limit + 1), window.rfind("\t", floor, limit + 1))
+    return cut if cut >= floor else limit
+
+
+def _hard_split(source: str, start: int, end: int, max_chars: int) -> list[_Piece]:
+    """Cut source[start:end] on word boundaries into exact pieces of at most max_chars."""
+    pieces: list[_Piece] = []
+    pos = start
+    while end - pos > max_chars:
+        cut = _cut(source[pos : pos + max_chars + 1], max_chars)
+        text = source[pos : pos + cut].rstrip()
+        pieces.append(_Piece(pos, pos + len(text), text, True))
+        pos += cut
+        while pos < end and source[pos].isspace():
+            pos += 1
+    if pos < end:
+        pieces.append(_Piece(pos, end, source[pos:end], True))
+    return pieces
+
+
+def _split_fence(source: str, block: _Block, max_chars: int) -> list[_Piece]:
+    """Cut an oversized fenced block between its lines; each piece repeats the fence lines."""
+    text = source[block.start : block.end]
+    open_end = text.find("\n")
+    if open_end < 0:  # a lone, very long opening line
+        return _hard_split(source, block.start, block.end, max_chars)
+    open_line = text[:open_end]
+    close_line = ""
+    inner_end = len(text)
+    if block.closed:
+        last_nl = text.rfind("\n")
+        close_line = text[last_nl + 1 :]
+        inner_end = last_nl if last_nl > open_end else open_end
+    overhead = len(open_line) + 1 + (len(close_line) + 1 if block.closed else 0)
+    budget = max_chars - overhead
+    if budget < max_chars // 4 or budget < 1:
+        budget = max_chars  # the fence lines alone nearly fill the budget: let pieces run over
+
+    # Group the inner lines (offsets relative to text) into spans of at most `budget`.
+    spans: list[tuple[int, int]] = []
+    group = -1
+    pos = open_end + 1
+    while pos <= inner_end:
+        nl = text.find("\n", pos, inner_end)
+        line_end = inner_end if nl < 0 else nl
+        if line_end - pos > budget:
+            if group >= 0:
+                spans.append((group, pos - 1))
+                group = -1
+            cut_from = pos
+            while line_end - cut_from > budget:
+                cut = _cut(text[cut_from : cut_from + budget + 1], budget)
+                spans.append((cut_from, cut_from + cut))
+                cut_from += cut
+            if cut_from < line_end:
+                group = cut_from
+        elif group < 0:
+            group = pos
+        elif line_end - group > budget:
+            spans.append((group, pos - 1))
+            group = pos
+        if nl < 0:
+            break
+        pos = nl + 1
+    if group >= 0:
+        spans.append((group, inner_end))
+    spans = [(a, b) for a, b in spans if b > a]
+    if len(spans) <= 1:
+        return [_Piece(block.start, block.end, text, True)]
+
+    pieces: list[_Piece] = []
+    last = len(spans) - 1
+    closing = f"\n{close_line}" if block.closed else ""
+    for i, (a, b) in enumerate(spans):
+        own_start = 0 if i == 0 else a
+        own_end = len(text) if i == last else b
+        own = text[own_start:own_end]
+        shown = own if i == 0 else f"{open_line}\n{own}"
+        if i != last:
+            shown += closing
+        pieces.append(
+            _Piece(
+                block.start + own_start,
+                block.start + own_end,
+                shown,
+                False,
+                None if i == 0 else open_line,
+            )
+        )
+    return pieces
+
+
+def _tail(text: str, size: int) -> str:
+    """The last `size` characters of `text`, starting at a word boundary when one is inside them,
+    and after the last line that looks like a fence, so the overlap never opens or closes one."""
+    if size <= 0:
+        return ""
+    tail = text[-size:]
+    if len(text) > size and not text[-size - 1].isspace() and not tail[0].isspace():
+        cut = next((i for i, ch in enumerate(tail) if ch.isspace()), -1)
+        if cut >= 0:
+            tail = tail[cut:]
+    tail = tail.lstrip()
+    if "`" in tail or "~" in tail:
+        lines = tail.split("\n")
+        for i in range(len(lines) - 1, -1, -1):
+            if looks_like_fence(lines[i]):
+                tail = "\n".join(lines[i + 1 :]).lstrip()
+                break
+    return tail
