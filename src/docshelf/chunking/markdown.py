@@ -30,7 +30,21 @@ _THEMATIC_BREAK = re.compile(r"([-*_])[ \t]*(?:\1[ \t]*){2,}")
 _LIST_ITEM = re.compile(r"(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 # A GFM table delimiter row ("| --- | :-: |", "--- | ---"): at least one pipe and only -:| and blanks.
 _TABLE_DELIMITER = re.compile(r"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
-_HTML_BLOCK_START = re.compile(r"</?[A-Za-z]|<[!?]")
+# HTML blocks (CommonMark 4.6): inside one, a heading-like line is HTML, not a heading. Each start
+# pattern pairs with how its block ends: a closing string, or (None) the next blank line.
+_HTML_RAW = re.compile(r"<(?:pre|script|style|textarea)(?:[ \t>]|$)", re.IGNORECASE)
+_HTML_RAW_END = re.compile(r"</(?:pre|script|style|textarea)>", re.IGNORECASE)
+_HTML_BLOCK_TAG = re.compile(
+    r"</?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd"
+    r"|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset"
+    r"|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|noframes|ol"
+    r"|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th|thead|title|tr"
+    r"|track|ul)(?:[ \t>]|/>|$)",
+    re.IGNORECASE,
+)
+# Any other complete tag alone on its line; unlike the others it cannot interrupt a paragraph.
+_HTML_LONE_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:[ \t][^<>]*)?/?>[ \t]*")
+_HTML_ENDS = (("<!--", "-->"), ("<?", "?>"), ("<![CDATA[", "]]>"), ("<!", ">"))
 _FRONT_MATTER_TITLE = re.compile(r"title[ \t]*:(.*)")
 # Characters that can begin a line the scanner must look at closely (after up to 3 spaces).
 _SIGNIFICANT = frozenset("#`~=-*_+|<>0123456789")
@@ -128,6 +142,7 @@ def _sections(lines: list[str]) -> list[_Section]:
     has_h1 = False
     start, head_end, crumb = body_start, body_start, ""
     fence: str | None = None
+    html: str | None = None  # inside an HTML block: what ends it ("" for a blank line)
     para: int | None = None  # first line of the open paragraph
     para_setext = False  # whether that paragraph may be a setext heading's title
 
@@ -148,6 +163,21 @@ def _sections(lines: list[str]) -> list[_Section]:
                 fence = None
             continue
         stripped = line.lstrip(" ")
+        if html is not None:
+            if html == "":
+                if stripped.strip():
+                    continue
+            elif html == "</":
+                if _HTML_RAW_END.search(line) is None:
+                    continue
+                html = None
+                continue
+            else:
+                if html not in line:
+                    continue
+                html = None
+                continue
+            html = None
         if not stripped.strip():
             para = None
             continue
@@ -158,10 +188,7 @@ def _sections(lines: list[str]) -> list[_Section]:
                 fence, para = marker, None
                 continue
         if len(line) - len(stripped) > 3 or first == "\t":
-            # Indented code, or a lazy continuation of the open paragraph.
-            if para is None:
-                para, para_setext = i, False
-            continue
+            continue  # indented code, or a lazy continuation of the open paragraph
         if first not in _SIGNIFICANT:
             if para is None:
                 para, para_setext = i, True
@@ -181,10 +208,13 @@ def _sections(lines: list[str]) -> list[_Section]:
             if first == "-" and len(stripped.rstrip()) >= 3:
                 para = None  # a thematic break
                 continue
-        if _THEMATIC_BREAK.fullmatch(stripped):
+        if first == "<" and (ends := _html_block(stripped, para is not None)) is not None:
             para = None
-        elif first in ">|" or _LIST_ITEM.match(stripped) or _HTML_BLOCK_START.match(stripped):
-            # Block quotes, table rows, list items and HTML blocks never carry a setext title.
+            html = None if ends and _html_closed(stripped, ends) else ends
+        elif _THEMATIC_BREAK.fullmatch(stripped):
+            para = None
+        elif first in ">|" or _LIST_ITEM.match(stripped):
+            # Block quotes, table rows and list items never carry a setext title.
             if para is None:
                 para = i
             para_setext = False
@@ -204,6 +234,26 @@ def _sections(lines: list[str]) -> list[_Section]:
             for s in sections
         ]
     return sections
+
+
+def _html_block(stripped: str, in_paragraph: bool) -> str | None:
+    """When `stripped` starts an HTML block, what ends it: "" for the next blank line, "</" for
+    the closing tag of a raw block, else a closing string. None when it starts none."""
+    for start, end in _HTML_ENDS:
+        if stripped.startswith(start) and (start != "<!" or stripped[2:3].isalpha()):
+            return end
+    if _HTML_RAW.match(stripped):
+        return "</"
+    if _HTML_BLOCK_TAG.match(stripped) or (not in_paragraph and _HTML_LONE_TAG.fullmatch(stripped)):
+        return ""
+    return None
+
+
+def _html_closed(stripped: str, ends: str) -> bool:
+    """Whether an HTML block ends on the line that starts it."""
+    if ends == "</":
+        return _HTML_RAW_END.search(stripped) is not None
+    return ends in stripped[2:]
 
 
 def _split_section(lines: list[str], section: _Section) -> Iterator[tuple[str, int, int]]:

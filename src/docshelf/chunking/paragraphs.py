@@ -100,10 +100,11 @@ def chunk_text(
     for piece in merged:
         body = piece.text
         if previous is not None and overlap > 0:
-            tail = _tail(source[previous.start : previous.end], overlap)
+            code = piece.fence_line is not None
+            tail = _tail(source[previous.start : previous.end], overlap, code)
             room = max_chars - len(piece.text) - 1
             if len(tail) > room:
-                tail = _tail(tail, room) if room > 0 else ""
+                tail = _tail(tail, room, code) if room > 0 else ""
             if tail and piece.fence_line is not None:
                 # Inside the fence, after the repeated opening line, so the code stays code.
                 inner = piece.text[len(piece.fence_line) + 1 :]
@@ -235,7 +236,7 @@ def _split_fence(source: str, block: _Block, max_chars: int) -> list[_Piece]:
         pos = nl + 1
     if group >= 0:
         spans.append((group, inner_end))
-    spans = [(a, b) for a, b in spans if b > a]
+    spans = [(a, b) for a, b in spans if text[a:b].strip()]
     if len(spans) <= 1:
         return [_Piece(block.start, block.end, text, True)]
 
@@ -261,21 +262,29 @@ def _split_fence(source: str, block: _Block, max_chars: int) -> list[_Piece]:
     return pieces
 
 
-def _tail(text: str, size: int) -> str:
-    """The last `size` characters of `text`, starting at a word boundary when one is inside them,
-    and after the last line that looks like a fence, so the overlap never opens or closes one."""
+def _tail(text: str, size: int, whole_lines: bool = False) -> str:
+    """The last `size` characters of `text`, starting at a word boundary when one is inside them
+    (at a line start, keeping indentation, for code), and after the last line that looks like a
+    fence, so the overlap never opens or closes one."""
     if size <= 0:
         return ""
     tail = text[-size:]
-    if len(text) > size and not text[-size - 1].isspace() and not tail[0].isspace():
-        cut = next((i for i, ch in enumerate(tail) if ch.isspace()), -1)
-        if cut >= 0:
-            tail = tail[cut:]
-    tail = tail.lstrip()
+    cut_inside = len(text) > size
+    if whole_lines:
+        if cut_inside and text[-size - 1] != "\n":
+            tail = tail[tail.find("\n") + 1 :] if "\n" in tail else ""
+        tail = tail.lstrip("\n") if tail.strip() else ""
+    else:
+        if cut_inside and not text[-size - 1].isspace() and not tail[0].isspace():
+            cut = next((i for i, ch in enumerate(tail) if ch.isspace()), -1)
+            if cut >= 0:
+                tail = tail[cut:]
+        tail = tail.lstrip()
     if "`" in tail or "~" in tail:
         lines = tail.split("\n")
         for i in range(len(lines) - 1, -1, -1):
             if looks_like_fence(lines[i]):
-                tail = "\n".join(lines[i + 1 :]).lstrip()
+                rest = "\n".join(lines[i + 1 :])
+                tail = rest.lstrip("\n") if whole_lines and rest.strip() else rest.lstrip()
                 break
     return tail

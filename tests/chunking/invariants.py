@@ -1,0 +1,134 @@
+"""The chunkers' invariants, checked the same way by the property, robustness and corpus tests."""
+
+from __future__ import annotations
+
+from docshelf.chunking import Chunk, TextChunk
+from docshelf.chunking.fences import fence_closes, fence_open, looks_like_fence
+from docshelf.chunking.markdown import _sections, normalize_newlines
+from docshelf.config import MAX_CHUNK_BYTES, OVERLAP_BYTES
+
+
+def markdown_lines(text: str) -> list[str]:
+    lines = normalize_newlines(text).split("\n")
+    if lines[0].startswith("\ufeff"):
+        lines[0] = lines[0][1:]
+    return lines
+
+
+def fenced_lines(lines: list[str]) -> set[int]:
+    """0-based indexes of the lines inside fenced code blocks, fence lines included. Written
+    plainly, apart from the chunker's scanner, from the rules the fence module states."""
+    inside: set[int] = set()
+    marker: str | None = None
+    for i, line in enumerate(lines):
+        if marker is not None:
+            inside.add(i)
+            if fence_closes(line, marker):
+                marker = None
+        elif (opened := fence_open(line)) is not None:
+            marker = opened
+            inside.add(i)
+    return inside
+
+
+def check_markdown(path: str, text: str, chunks: list[Chunk]) -> None:
+    lines = markdown_lines(text)
+    sections = _sections(lines)
+    section_of = {}
+    for n, s in enumerate(sections):
+        for j in range(s.start, s.end):
+            section_of[j] = n
+    covered: set[int] = set()
+    fragments: dict[int, list[str]] = {}
+    for i, c in enumerate(chunks):
+        assert c.path == path
+        assert c.index == i
+        assert len(c.content.encode()) <= MAX_CHUNK_BYTES, (i, len(c.content.encode()))
+        assert c.content.strip(), "a chunk is never blank"
+        assert 1 <= c.start_line <= c.end_line <= len(lines)
+        whole = "\n".join(lines[c.start_line - 1 : c.end_line])
+        if c.content != whole:
+            # Only a line longer than the budget is cut, into consecutive slices.
+            assert c.start_line == c.end_line
+            assert len(whole.encode()) > MAX_CHUNK_BYTES
+            fragments.setdefault(c.start_line - 1, []).append(c.content)
+        first = section_of[c.start_line - 1]
+        assert section_of[c.end_line - 1] == first, "a chunk never spans two sections"
+        assert c.heading == sections[first].heading
+        covered.update(range(c.start_line - 1, c.end_line))
+    for j, pieces in fragments.items():
+        assert "".join(pieces) == lines[j]
+
+    # Every non-blank body line of a kept section is in some chunk.
+    for s in sections:
+        body = [j for j in range(s.body_start, s.end) if lines[j].strip()]
+        for j in body:
+            assert j in covered, f"line {j + 1} is lost"
+
+    # Overlap: only between neighbours of one section, only whole body lines, within budget.
+    for prev, nxt in zip(chunks, chunks[1:], strict=False):
+        if nxt.start_line > prev.end_line or prev.start_line == prev.end_line == nxt.start_line:
+            continue
+        section = sections[section_of[nxt.start_line - 1]]
+        assert section_of[prev.end_line - 1] == section_of[nxt.start_line - 1]
+        assert nxt.start_line - 1 >= section.body_start, "overlap never repeats the heading"
+        shared = "\n".join(lines[nxt.start_line - 1 : prev.end_line])
+        assert len(shared.encode()) <= OVERLAP_BYTES
+        assert nxt.content.startswith(shared + "\n")
+
+    # No heading line lies inside a fence.
+    inside = fenced_lines(lines)
+    for s in sections:
+        if s.body_start > s.start:
+            assert s.start not in inside, f"line {s.start + 1} is in a fence but was a heading"
+
+
+def check_paragraphs(
+    text: str, chunks: list[TextChunk], max_chars: int, overlap_chars: int
+) -> None:
+    source = normalize_newlines(text)
+    clamp = min(max(overlap_chars, 0), max_chars // 4)
+    position = 0
+    previous: TextChunk | None = None
+    for i, c in enumerate(chunks):
+        assert c.chunk_index == i
+        assert position <= c.char_start < c.char_end <= len(source)
+        own = source[c.char_start : c.char_end]
+        assert own.strip(), "own content is never blank"
+        assert own in c.text
+        # Whitespace is all that lies between one chunk's content and the next.
+        assert not source[position : c.char_start].strip(), "text between chunks is lost"
+        position = c.char_end
+        assert c.tokens == -(-len(c.text.split()) * 4 // 3)
+        fence_lines = [line for line in c.text.split("\n") if looks_like_fence(line)]
+        outside_fences = "\n".join(ln for ln in c.text.split("\n") if not looks_like_fence(ln))
+        assert len(outside_fences.strip()) <= max_chars, "only fence lines may exceed the budget"
+        if not fence_lines:
+            assert len(c.text) <= max_chars
+        # What comes before the own content: a repeated fence opener, then the copied tail.
+        start = len(c.text) - len(own) if c.text.endswith(own) else c.text.rfind(own)
+        prefix = c.text[:start]
+        if prefix:
+            assert prefix.endswith("\n")
+            before = prefix[:-1].split("\n")
+            if looks_like_fence(before[0]):  # a tail never holds one: the repeated opener
+                before = before[1:]
+            tail = "\n".join(before)
+            if tail:
+                assert previous is not None and len(tail) <= clamp
+                assert source[previous.char_start : previous.char_end].endswith(tail)
+                assert not any(looks_like_fence(line) for line in before)
+        previous = c
+    assert not source[position:].strip(), "text after the last chunk is lost"
+
+
+def fence_balanced(text: str) -> bool:
+    """Whether every fence opened in `text` is closed in it."""
+    marker: str | None = None
+    for line in text.split("\n"):
+        if marker is not None:
+            if fence_closes(line, marker):
+                marker = None
+        else:
+            marker = fence_open(line)
+    return marker is None
