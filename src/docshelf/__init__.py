@@ -1,6 +1,7 @@
 """docshelf: a repository's Markdown documentation, searchable by meaning."""
 
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
+from importlib.metadata import version as _version
 
 from docshelf.chunking import (
     Chunk,
@@ -20,8 +21,8 @@ from docshelf.errors import (
 )
 
 try:
-    __version__ = version("docshelf")
-except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = _version("docshelf")
+except _PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0"
 
 __all__ = [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from docshelf.chunking import Chunk, TextChunk
 from docshelf.chunking.fences import fence_closes, fence_open, looks_like_fence
 from docshelf.chunking.markdown import _sections, normalize_newlines
@@ -66,7 +68,7 @@ def check_markdown(path: str, text: str, chunks: list[Chunk]) -> None:
             assert j in covered, f"line {j + 1} is lost"
 
     # Overlap: only between neighbours of one section, only whole body lines, within budget.
-    for prev, nxt in zip(chunks, chunks[1:], strict=False):
+    for prev, nxt in pairwise(chunks):
         if nxt.start_line > prev.end_line or prev.start_line == prev.end_line == nxt.start_line:
             continue
         section = sections[section_of[nxt.start_line - 1]]

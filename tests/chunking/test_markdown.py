@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from docshelf.chunking import Chunk, embedding_input, split_markdown
 from docshelf.chunking.markdown import hard_wrap
 from docshelf.config import MAX_CHUNK_BYTES, OVERLAP_BYTES
-from tests.chunking.invariants import check_markdown, markdown_lines
+from tests.chunking.invariants import check_markdown
 
 
 def headings(text: str) -> list[str]:
@@ -152,7 +154,7 @@ def test_long_section_is_packed_with_whole_line_overlap_that_never_repeats_the_h
     chunks = split_markdown("runbook.md", text)
     restart = [c for c in chunks if c.heading == "Runbook > Restart"]
     assert len(restart) > 3
-    for prev, nxt in zip(restart, restart[1:], strict=False):
+    for prev, nxt in pairwise(restart):
         assert nxt.start_line <= prev.end_line  # they overlap
         shared = "\n".join(prev.content.split("\n")[-(prev.end_line - nxt.start_line + 1) :])
         assert nxt.content.startswith(shared)

@@ -28,7 +28,7 @@ _ATX = re.compile(r"(#{1,6})(?:[ \t](.*))?")
 _SETEXT_UNDERLINE = re.compile(r"(=+|-+)[ \t]*")
 _THEMATIC_BREAK = re.compile(r"([-*_])[ \t]*(?:\1[ \t]*){2,}")
 _LIST_ITEM = re.compile(r"(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
-# A GFM table delimiter row ("| --- | :-: |", "--- | ---"): at least one pipe and only -:| and blanks.
+# A GFM table delimiter row ("| --- | :-: |", "--- | ---"): pipes, dashes, colons and blanks.
 _TABLE_DELIMITER = re.compile(r"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
 # HTML blocks (CommonMark 4.6): inside one, a heading-like line is HTML, not a heading. Each start
 # pattern pairs with how its block ends: a closing string, or (None) the next blank line.
@@ -271,7 +271,9 @@ def _split_section(lines: list[str], section: _Section) -> Iterator[tuple[str, i
     if end <= start or end <= section.body_start:
         return  # nothing but the heading: structure, not content
     whole = "\n".join(lines[start:end])
-    if len(whole) <= MAX_CHUNK_BYTES and (whole.isascii() or len(whole.encode()) <= MAX_CHUNK_BYTES):
+    if len(whole) <= MAX_CHUNK_BYTES and (
+        whole.isascii() or len(whole.encode()) <= MAX_CHUNK_BYTES
+    ):
         yield whole, start, end - 1  # the common case: the section fits in one piece
         return
     # sizes[j - start]: bytes of line j
@@ -315,7 +317,7 @@ def _split_section(lines: list[str], section: _Section) -> Iterator[tuple[str, i
             assert piece is not None  # the piece holds a fresh non-blank line
             yield "\n".join(lines[piece[0] : piece[1] + 1]), piece[0], piece[1]
             first, last = piece
-            # Bytes that follow the overlap in the next piece: blank lines cut from this one, then j.
+            # Bytes after the overlap in the next piece: the blank lines cut from this one, then j.
             after = span(last + 1, j) + 1
             k = last + 1  # overlap starts at k; k == last + 1 means none
             floor = max(first + 1, section.body_start)

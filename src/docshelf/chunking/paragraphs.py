@@ -111,9 +111,7 @@ def chunk_text(
                 body = f"{piece.fence_line}\n{tail}\n{inner}"
             elif tail:
                 body = f"{tail}\n{piece.text}"
-        chunks.append(
-            TextChunk(len(chunks), body, piece.start, piece.end, estimate_tokens(body))
-        )
+        chunks.append(TextChunk(len(chunks), body, piece.start, piece.end, estimate_tokens(body)))
         previous = piece
     return chunks
 

@@ -1,0 +1,161 @@
+"""`docshelf chunk` through the installed console script, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+DOCSHELF = Path(sys.executable).with_name("docshelf")
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(DOCSHELF), *args], check=False, capture_output=True, text=True, cwd=cwd, timeout=60
+    )
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    (root / "services").mkdir(parents=True)
+    (root / "services" / "checkout.md").write_text(
+        "# Checkout\n\nOwned by team Payments.\n\n## Runbook\n\n```bash\n# restart it\n```\n"
+    )
+    (root / "notes.txt").write_text("First note.\n\nSecond note.\n")
+    (root / "image.png").write_bytes(b"\x89PNG")
+    return root
+
+
+def test_help_lists_the_chunk_command() -> None:
+    result = run("--help")
+    assert result.returncode == 0
+    assert "chunk" in result.stdout
+
+
+def test_chunk_json_gives_markdown_and_paragraph_chunks_with_their_keys(docs: Path) -> None:
+    result = run("chunk", str(docs), "--json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    markdown = [r for r in rows if r["path"] == "services/checkout.md"]
+    assert [r["heading"] for r in markdown] == ["Checkout", "Checkout > Runbook"]
+    assert set(markdown[0]) == {"path", "index", "heading", "content", "start_line", "end_line"}
+    assert markdown[1]["content"].endswith("# restart it\n```")
+    (notes,) = [r for r in rows if r["path"] == "notes.txt"]
+    assert set(notes) == {"path", "chunk_index", "text", "char_start", "char_end", "tokens"}
+    assert notes["text"] == "First note.\n\nSecond note."
+
+
+def test_paragraph_chunker_can_be_chosen_for_markdown(docs: Path) -> None:
+    result = run(
+        "chunk", str(docs / "services" / "checkout.md"), "--chunker", "paragraph", "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert all("chunk_index" in r for r in rows)
+    assert rows[0]["path"] == str(docs / "services" / "checkout.md")
+
+
+def test_table_shows_path_index_heading_lines_and_bytes(docs: Path) -> None:
+    result = run("chunk", "docs", cwd=docs.parent)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["PATH", "#", "HEADING", "LINES", "BYTES"]
+    assert lines[1].split() == ["notes.txt", "0", "1-3", "25"]
+    assert lines[2].split() == ["services/checkout.md", "0", "Checkout", "1-3", "35"]
+    assert lines[3].split() == [
+        "services/checkout.md",
+        "1",
+        "Checkout",
+        ">",
+        "Runbook",
+        "5-9",
+        "36",
+    ]
+    assert lines[-1] == "3 chunks from 2 files, 96 bytes in all, largest chunk 36 bytes"
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda d: d / "missing.md", "missing.md: no such file or directory"),
+        (lambda d: d / "empty", "no documentation files"),
+        (lambda d: d / "latin1.md", "latin1.md: not UTF-8 text (invalid byte at offset 5)"),
+    ],
+)
+def test_bad_input_gives_one_line_naming_the_file_and_a_non_zero_exit(
+    tmp_path: Path, setup: Callable[[Path], Path], message: str
+) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "readme.rst").write_text("not docs")
+    (tmp_path / "latin1.md").write_bytes("# Caf\xe9 menu\n".encode("latin-1"))
+    path = setup(tmp_path)
+    result = run("chunk", str(path))
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("docshelf: error: ")
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_bad_file_inside_a_directory_is_named(tmp_path: Path) -> None:
+    (tmp_path / "good.md").write_text("# ok\n\nfine\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "bad.md").write_bytes(b"\xff\xfe# x\n")
+    result = run("chunk", str(tmp_path))
+    assert result.returncode == 1
+    assert "bad.md: not UTF-8 text" in result.stderr
+
+
+def test_symlinks_below_a_directory_are_never_followed(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "real.md").write_text("# Real\n\ncontent\n")
+    outside = tmp_path / "secret"
+    outside.mkdir()
+    (outside / "passwords.md").write_text("# Secret\n\nhunter2\n")
+    (docs / "link.md").symlink_to(outside / "passwords.md")
+    (docs / "linkdir").symlink_to(outside, target_is_directory=True)
+    rows = json.loads(run("chunk", str(docs), "--json").stdout)
+    assert [r["path"] for r in rows] == ["real.md"]
+
+
+def test_unknown_chunker_is_a_usage_error() -> None:
+    result = run("chunk", "x.md", "--chunker", "words")
+    assert result.returncode == 2
+    assert "Invalid value for '--chunker'" in result.stderr
+
+
+def test_help_and_chunk_never_import_torch(docs: Path) -> None:
+    code = (
+        "import sys\n"
+        "from docshelf.cli import main\n"
+        f"sys.argv = ['docshelf', 'chunk', {str(docs)!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('torch', 'sentence_transformers', 'numpy') if m in sys.modules]\n"
+        "print(heavy, file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == "[]"
+
+
+def test_output_into_a_closed_pipe_is_not_an_error(docs: Path) -> None:
+    shell = f"{DOCSHELF} chunk {docs} --json | head -c 1 >/dev/null"
+    result = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", shell], check=False, capture_output=True, text=True
+    )
+    assert "Traceback" not in result.stderr
