@@ -2,19 +2,41 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import pairwise
 
 from docshelf.chunking import Chunk, TextChunk
 from docshelf.chunking.fences import fence_closes, fence_open, looks_like_fence
-from docshelf.chunking.markdown import _sections, normalize_newlines
+from docshelf.chunking.markdown import _sections, normalize_newlines, prepare
 from docshelf.config import MAX_CHUNK_BYTES, OVERLAP_BYTES
 
 
 def markdown_lines(text: str) -> list[str]:
-    lines = normalize_newlines(text).split("\n")
-    if lines[0].startswith("\ufeff"):
-        lines[0] = lines[0][1:]
-    return lines
+    return prepare(text).split("\n")
+
+
+@dataclass(frozen=True)
+class SectionLines:
+    start: int  # 0-based line indexes
+    body_start: int
+    end: int
+    heading: str
+
+
+def section_lines(text: str) -> list[SectionLines]:
+    """The chunker's sections, with line indexes instead of offsets."""
+    text = prepare(text)
+    n, count = len(text), text.count("\n") + 1
+
+    def index(offset: int) -> int:
+        if offset == n and not text.endswith("\n"):
+            return count
+        return text.count("\n", 0, offset)
+
+    return [
+        SectionLines(index(s.start), index(s.body_start), index(s.end), s.heading)
+        for s in _sections(text)
+    ]
 
 
 def fenced_lines(lines: list[str]) -> set[int]:
@@ -35,7 +57,7 @@ def fenced_lines(lines: list[str]) -> set[int]:
 
 def check_markdown(path: str, text: str, chunks: list[Chunk]) -> None:
     lines = markdown_lines(text)
-    sections = _sections(lines)
+    sections = section_lines(text)
     section_of = {}
     for n, s in enumerate(sections):
         for j in range(s.start, s.end):

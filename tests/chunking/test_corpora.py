@@ -8,8 +8,8 @@ import pytest
 from markdown_it import MarkdownIt
 
 from docshelf.chunking import chunk_text, split_markdown
-from docshelf.chunking.markdown import _front_matter, _sections
-from tests.chunking.invariants import check_markdown, check_paragraphs, markdown_lines
+from docshelf.chunking.markdown import _front_matter, prepare
+from tests.chunking.invariants import check_markdown, check_paragraphs, section_lines
 
 CORPORA = ["traefik", "fastapi", "rust-book"]
 
@@ -35,12 +35,13 @@ def test_headings_are_the_ones_a_commonmark_parser_finds(shared_data: Path, name
     """Every top-level heading markdown-it sees, and no other line, starts a section."""
     parser = MarkdownIt("commonmark").enable("table")
     for path, text in corpus(shared_data, name):
-        lines = markdown_lines(text)
-        body_start, _ = _front_matter(lines)
-        ours = {s.start + 1 for s in _sections(lines) if s.body_start > s.start}
-        tokens = parser.parse("\n".join(lines[body_start:]))
+        prepared = prepare(text)
+        body_offset, _ = _front_matter(prepared)
+        skipped = prepared.count("\n", 0, body_offset)
+        ours = {s.start + 1 for s in section_lines(text) if s.body_start > s.start}
+        tokens = parser.parse(prepared[body_offset:])
         theirs = {
-            t.map[0] + body_start + 1
+            t.map[0] + skipped + 1
             for t in tokens
             if t.type == "heading_open" and t.level == 0 and t.map is not None
         }

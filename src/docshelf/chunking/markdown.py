@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from docshelf.chunking.fences import fence_closes, fence_open
+from docshelf.chunking.fences import fence_open
 from docshelf.config import MAX_CHUNK_BYTES, MAX_TITLE_CHARS, OVERLAP_BYTES
 
 # Joins the titles of a heading breadcrumb: "Services > Checkout".
@@ -45,7 +45,15 @@ _HTML_BLOCK_TAG = re.compile(
 # Any other complete tag alone on its line; unlike the others it cannot interrupt a paragraph.
 _HTML_LONE_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:[ \t][^<>]*)?/?>[ \t]*")
 _HTML_ENDS = (("<!--", "-->"), ("<?", "?>"), ("<![CDATA[", "]]>"), ("<!", ">"))
-_FRONT_MATTER_TITLE = re.compile(r"title[ \t]*:(.*)")
+_FRONT_MATTER_END = re.compile(r"\n(?:---|\.\.\.)[^\S\n]*(?=\n|\Z)")
+_FRONT_MATTER_TITLE = re.compile(r"^title[ \t]*:(.*)$", re.MULTILINE)
+# A line the section scanner must visit: blank, indented, or starting with a significant
+# character after at most three spaces. Matched from the newline before it.
+_EVENT = re.compile(r"\n[ ]{0,3}(?:[#`~=*_+|<>0-9-]|[^\S\n]|(?=\n|\Z))")
+_NON_BLANK = re.compile(r"\S")
+_BLANK_LINE = re.compile(r"\n[^\S\n]*(?=\n|\Z)")
+_BACKTICK_CLOSE = re.compile(r"\n[ \t]*(`{3,})[ \t]*(?=\n|\Z)")
+_TILDE_CLOSE = re.compile(r"\n[ \t]*(~{3,})[ \t]*(?=\n|\Z)")
 # Characters that can begin a line the scanner must look at closely (after up to 3 spaces).
 _SIGNIFICANT = frozenset("#`~=-*_+|<>0123456789")
 
@@ -64,9 +72,11 @@ class Chunk:
 
 @dataclass(frozen=True, slots=True)
 class _Section:
-    start: int  # first line (0-based), the heading's first line when there is a heading
-    body_start: int  # first line after the heading
-    end: int  # one past the last line
+    """Offsets into the prepared text."""
+
+    start: int  # where the section starts: its heading's first line, when it has a heading
+    body_start: int  # where the line after the heading starts
+    end: int  # where the next section starts
     heading: str
 
 
@@ -85,32 +95,68 @@ def embedding_input(chunk: Chunk) -> str:
     return f"{chunk.path}\n\n{chunk.content}"
 
 
+def prepare(text: str) -> str:
+    """The text chunks are cut from and counted in: newlines normalised, a byte order mark
+    dropped."""
+    text = normalize_newlines(text)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
 def split_markdown(path: str, text: str) -> list[Chunk]:
     """Cut a Markdown file into chunks: one section per heading, sections without a body dropped,
     each kept section packed into pieces of at most MAX_CHUNK_BYTES bytes of UTF-8."""
-    lines = normalize_newlines(text).split("\n")
-    if lines[0].startswith("\ufeff"):
-        lines[0] = lines[0][1:]
+    text = prepare(text)
     chunks: list[Chunk] = []
-    for section in _sections(lines):
-        for content, first, last in _split_section(lines, section):
-            chunks.append(Chunk(path, len(chunks), section.heading, content, first + 1, last + 1))
+    line_at, line_no = 0, 1  # line_no is the number of the line at offset line_at
+    for section in _sections(text):
+        span = _trim(text, section)
+        if span is None:
+            continue  # blank, or nothing but the heading: structure, not content
+        a, b = span
+        line_no += text.count("\n", line_at, a)
+        line_at = a
+        piece = text[a:b]
+        if len(piece) <= MAX_CHUNK_BYTES and (
+            piece.isascii() or len(piece.encode()) <= MAX_CHUNK_BYTES
+        ):
+            last = line_no + piece.count("\n")
+            chunks.append(Chunk(path, len(chunks), section.heading, piece, line_no, last))
+            continue
+        body = text.count("\n", a, section.body_start) if section.body_start > a else 0
+        for content, first, last in _pack(piece.split("\n"), body):
+            chunks.append(
+                Chunk(path, len(chunks), section.heading, content, line_no + first, line_no + last)
+            )
     return chunks
 
 
-def _front_matter(lines: list[str]) -> tuple[int, str]:
-    """The index of the first line after YAML front matter (0 without any), and its title."""
-    if lines[0].rstrip() != "---":
+def _trim(text: str, section: _Section) -> tuple[int, int] | None:
+    """The section's span from its first to its last non-blank line, or None when it has no
+    non-blank line after its heading."""
+    m = _NON_BLANK.search(text, section.start, section.end)
+    if m is None:
+        return None
+    k = section.end
+    while text[k - 1].isspace():
+        k -= 1
+    if k <= section.body_start:
+        return None
+    a = text.rfind("\n", section.start, m.start()) + 1 or section.start
+    b = text.find("\n", k, section.end)
+    return a, b if b >= 0 else section.end
+
+
+def _front_matter(text: str) -> tuple[int, str]:
+    """The offset just after YAML front matter (0 without any), and its title."""
+    first_end = text.find("\n")
+    if first_end < 0 or text[:first_end].rstrip() != "---":
         return 0, ""
-    title = ""
-    for i in range(1, len(lines)):
-        line = lines[i]
-        if line.rstrip() in ("---", "..."):
-            return i + 1, title
-        m = _FRONT_MATTER_TITLE.fullmatch(line)
-        if m is not None and not title:
-            title = _title(_unquote(m.group(1).strip()))
-    return 0, ""
+    m = _FRONT_MATTER_END.search(text, first_end)
+    if m is None:
+        return 0, ""
+    end = m.end() + 1 if m.end() < len(text) else m.end()
+    title = _FRONT_MATTER_TITLE.search(text, first_end, m.start() + 1)
+    return end, _title(_unquote(title.group(1).strip())) if title else ""
 
 
 def _unquote(value: str) -> str:
@@ -134,16 +180,21 @@ def _title(title: str) -> str:
     return title
 
 
-def _sections(lines: list[str]) -> list[_Section]:
-    """Split the lines at ATX and setext headings outside fences, with each section's breadcrumb."""
-    body_start, fm_title = _front_matter(lines)
+def _sections(text: str) -> list[_Section]:
+    """Split the text at ATX and setext headings outside fences and HTML blocks, with each
+    section's breadcrumb.
+
+    Only lines that can change the scanner's state are visited: a regular expression finds the
+    next blank, indented or significant line, and fences and HTML blocks are jumped over by
+    searching for their end, so plain prose and code cost no Python work per line.
+    """
+    n = len(text)
+    body_start, fm_title = _front_matter(text)
     sections: list[_Section] = []
     stack: list[tuple[int, str]] = []
     has_h1 = False
     start, head_end, crumb = body_start, body_start, ""
-    fence: str | None = None
-    html: str | None = None  # inside an HTML block: what ends it ("" for a blank line)
-    para: int | None = None  # first line of the open paragraph
+    para = -1  # offset of the open paragraph's first line, -1 when none is open
     para_setext = False  # whether that paragraph may be a setext heading's title
 
     def heading(first: int, after: int, level: int, title: str) -> None:
@@ -156,73 +207,73 @@ def _sections(lines: list[str]) -> list[_Section]:
         has_h1 = has_h1 or level == 1
         start, head_end = first, after
 
-    for i in range(body_start, len(lines)):
-        line = lines[i]
-        if fence is not None:
-            if fence[0] in line and fence_closes(line, fence):
-                fence = None
-            continue
+    s = body_start  # start of the line to visit; the first line is always visited
+    while s <= n:
+        e = text.find("\n", s)
+        if e < 0:
+            e = n
+        line = text[s:e]
+        jump = -1  # where a fence or HTML block that opens on this line ends (its last "\n")
         stripped = line.lstrip(" ")
-        if html is not None:
-            if html == "":
-                if stripped.strip():
-                    continue
-            elif html == "</":
-                if _HTML_RAW_END.search(line) is None:
-                    continue
-                html = None
-                continue
-            else:
-                if html not in line:
-                    continue
-                html = None
-                continue
-            html = None
         if not stripped.strip():
-            para = None
-            continue
-        first = stripped[0]
-        if first in "`~" or first == "\t":
-            marker = fence_open(line)
-            if marker is not None:
-                fence, para = marker, None
-                continue
-        if len(line) - len(stripped) > 3 or first == "\t":
-            continue  # indented code, or a lazy continuation of the open paragraph
-        if first not in _SIGNIFICANT:
-            if para is None:
-                para, para_setext = i, True
-            continue
-        if first == "#":
-            m = _ATX.fullmatch(stripped)
-            if m is not None:
-                heading(i, i + 1, len(m.group(1)), _atx_title(m.group(2) or ""))
-                para = None
-                continue
-        elif first in "=-" and _SETEXT_UNDERLINE.fullmatch(stripped):
-            if para is not None and para_setext:
-                title = _title(" ".join(lines[j].strip() for j in range(para, i)))
-                heading(para, i + 1, 1 if first == "=" else 2, title)
-                para = None
-                continue
-            if first == "-" and len(stripped.rstrip()) >= 3:
-                para = None  # a thematic break
-                continue
-        if first == "<" and (ends := _html_block(stripped, para is not None)) is not None:
-            para = None
-            html = None if ends and _html_closed(stripped, ends) else ends
-        elif _THEMATIC_BREAK.fullmatch(stripped):
-            para = None
-        elif first in ">|" or _LIST_ITEM.match(stripped):
-            # Block quotes, table rows and list items never carry a setext title.
-            if para is None:
-                para = i
-            para_setext = False
-        elif "|" in stripped and _TABLE_DELIMITER.fullmatch(stripped):
-            para_setext = False
-        elif para is None:
-            para, para_setext = i, True
-    sections.append(_Section(start, head_end, len(lines), crumb))
+            para = -1
+        else:
+            first = stripped[0]
+            indented = len(line) - len(stripped) > 3 or first == "\t"
+            if first in "`~" or first == "\t":
+                marker = fence_open(line)
+                if marker is not None:
+                    para, jump = -1, _fence_end(text, e, marker)
+                    indented = True  # nothing else to do with this line
+            if indented:
+                pass  # indented code, or a lazy continuation of the open paragraph
+            elif first not in _SIGNIFICANT:
+                if para < 0:
+                    para, para_setext = s, True
+            elif first == "#" and (m := _ATX.fullmatch(stripped)) is not None:
+                heading(s, min(e + 1, n), len(m.group(1)), _atx_title(m.group(2) or ""))
+                para = -1
+            elif (
+                first in "=-"
+                and para >= 0
+                and para_setext
+                and _SETEXT_UNDERLINE.fullmatch(stripped)
+            ):
+                title = " ".join(part.strip() for part in text[para : s - 1].split("\n"))
+                heading(para, min(e + 1, n), 1 if first == "=" else 2, _title(title))
+                para = -1
+            elif (
+                first == "-"
+                and _SETEXT_UNDERLINE.fullmatch(stripped)
+                and len(stripped.rstrip(" \t")) >= 3
+            ):
+                para = -1  # a thematic break
+            elif first == "<" and (ends := _html_block(stripped, para >= 0)) is not None:
+                para = -1
+                if not (ends and _html_closed(stripped, ends)):
+                    jump = _html_end(text, e, ends)
+            elif _THEMATIC_BREAK.fullmatch(stripped):
+                para = -1
+            elif first in ">|" or _LIST_ITEM.match(stripped):
+                # Block quotes, table rows and list items never carry a setext title.
+                if para < 0:
+                    para = s
+                para_setext = False
+            elif "|" in stripped and _TABLE_DELIMITER.fullmatch(stripped):
+                para_setext = False
+            elif para < 0:
+                para, para_setext = s, True
+        if jump >= 0:
+            e = jump
+        if e >= n:
+            break
+        # Skip to the next line that is blank, indented or starts with a significant character.
+        # The plain lines skipped over open a paragraph when none is open.
+        m = _EVENT.search(text, e)
+        s = m.start() + 1 if m is not None else n + 1
+        if s > e + 1 and para < 0:
+            para, para_setext = e + 1, True
+    sections.append(_Section(start, head_end, n, crumb))
     if fm_title and not has_h1:
         sections = [
             _Section(
@@ -234,6 +285,34 @@ def _sections(lines: list[str]) -> list[_Section]:
             for s in sections
         ]
     return sections
+
+
+def _fence_end(text: str, e: int, marker: str) -> int:
+    """The offset of the newline ending the fence opened by the line that ends at `e` (the end of
+    the text when the fence is never closed)."""
+    closes = _BACKTICK_CLOSE if marker[0] == "`" else _TILDE_CLOSE
+    pos = e
+    while (m := closes.search(text, pos)) is not None:
+        if len(m.group(1)) >= len(marker):
+            return m.end()
+        pos = m.end()
+    return len(text)
+
+
+def _html_end(text: str, e: int, ends: str) -> int:
+    """The offset of the newline ending the HTML block that starts on the line ending at `e`."""
+    if ends == "":
+        m = _BLANK_LINE.search(text, e)
+        return m.start() if m is not None else len(text)  # the blank line is visited next
+    if ends == "</":
+        m = _HTML_RAW_END.search(text, e)
+        at = m.start() if m is not None else -1
+    else:
+        at = text.find(ends, e)
+    if at < 0:
+        return len(text)
+    line_end = text.find("\n", at)
+    return line_end if line_end >= 0 else len(text)
 
 
 def _html_block(stripped: str, in_paragraph: bool) -> str | None:
@@ -256,31 +335,19 @@ def _html_closed(stripped: str, ends: str) -> bool:
     return ends in stripped[2:]
 
 
-def _split_section(lines: list[str], section: _Section) -> Iterator[tuple[str, int, int]]:
-    """Pack one section into (content, first line, last line) pieces of at most MAX_CHUNK_BYTES.
+def _pack(lines: list[str], body: int) -> Iterator[tuple[str, int, int]]:
+    """Pack a section's lines (the first and last not blank; `body` the index of the first line
+    after the heading) into (content, first index, last index) pieces of at most MAX_CHUNK_BYTES.
 
     Cuts fall only between lines. A later piece starts with the trailing whole body lines of the
     piece before it that fit in OVERLAP_BYTES (never the heading). A line longer than the budget
     becomes pieces of its own, cut at character boundaries, without overlap.
     """
-    start, end = section.start, section.end
-    while start < end and not lines[start].strip():
-        start += 1
-    while end > start and not lines[end - 1].strip():
-        end -= 1
-    if end <= start or end <= section.body_start:
-        return  # nothing but the heading: structure, not content
-    whole = "\n".join(lines[start:end])
-    if len(whole) <= MAX_CHUNK_BYTES and (
-        whole.isascii() or len(whole.encode()) <= MAX_CHUNK_BYTES
-    ):
-        yield whole, start, end - 1  # the common case: the section fits in one piece
-        return
-    # sizes[j - start]: bytes of line j
-    sizes = [len(line) if line.isascii() else len(line.encode()) for line in lines[start:end]]
+    start, end = 0, len(lines)
+    sizes = [len(line) if line.isascii() else len(line.encode()) for line in lines]
 
     def span(a: int, b: int) -> int:  # bytes of lines a..b (inclusive) joined by "\n"
-        return sum(sizes[a - start : b + 1 - start]) + (b - a)
+        return sum(sizes[a : b + 1]) + (b - a)
 
     def trimmed(a: int, b: int) -> tuple[int, int] | None:
         while a <= b and not lines[a].strip():
@@ -294,7 +361,7 @@ def _split_section(lines: list[str], section: _Section) -> Iterator[tuple[str, i
     fresh = False  # whether the piece holds a non-blank line that is not overlap
     j = start
     while j < end:
-        size = sizes[j - start]
+        size = sizes[j]
         blank = not lines[j].strip()
         if size > MAX_CHUNK_BYTES:
             if fresh and (piece := trimmed(cur, j - 1)) is not None:
@@ -320,10 +387,10 @@ def _split_section(lines: list[str], section: _Section) -> Iterator[tuple[str, i
             # Bytes after the overlap in the next piece: the blank lines cut from this one, then j.
             after = span(last + 1, j) + 1
             k = last + 1  # overlap starts at k; k == last + 1 means none
-            floor = max(first + 1, section.body_start)
+            floor = max(first + 1, body)
             overlap = -1  # bytes of lines k..last
             while k - 1 >= floor:
-                grown = sizes[k - 1 - start] + (overlap + 1 if overlap >= 0 else 0)
+                grown = sizes[k - 1] + (overlap + 1 if overlap >= 0 else 0)
                 if grown > OVERLAP_BYTES or grown + after > MAX_CHUNK_BYTES:
                     break
                 k, overlap = k - 1, grown
