@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import AnyStr, NamedTuple
 
 from docshelf.chunking.fences import fence_open
 from docshelf.config import MAX_CHUNK_BYTES, MAX_TITLE_CHARS, OVERLAP_BYTES
@@ -32,25 +33,30 @@ _LIST_ITEM = re.compile(r"(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 _TABLE_DELIMITER = re.compile(r"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
 # HTML blocks (CommonMark 4.6): inside one, a heading-like line is HTML, not a heading. Each start
 # pattern pairs with how its block ends: a closing string, or (None) the next blank line.
-_HTML_RAW = re.compile(r"<(?:pre|script|style|textarea)(?:[ \t>]|$)", re.IGNORECASE)
-_HTML_RAW_END = re.compile(r"</(?:pre|script|style|textarea)>", re.IGNORECASE)
-_HTML_BLOCK_TAG = re.compile(
-    r"</?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd"
+_HTML_START = re.compile(
+    r"<(?:(!--)|(\?)|(!\[CDATA\[)|(![A-Za-z])|((?:pre|script|style|textarea)(?:[ \t>]|$))"
+    r"|(/?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd"
     r"|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset"
     r"|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|noframes|ol"
     r"|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th|thead|title|tr"
-    r"|track|ul)(?:[ \t>]|/>|$)",
+    r"|track|ul)(?:[ \t>]|/>|$)))",
     re.IGNORECASE,
 )
+# By the group that matched: a closing string, "</" for a raw block's closing tag, "" for a blank.
+_HTML_END_OF = {1: "-->", 2: "?>", 3: "]]>", 4: ">", 5: "</", 6: ""}
+_HTML_RAW_END = re.compile(r"</(?:pre|script|style|textarea)>", re.IGNORECASE)
 # Any other complete tag alone on its line; unlike the others it cannot interrupt a paragraph.
 _HTML_LONE_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:[ \t][^<>]*)?/?>[ \t]*")
-_HTML_ENDS = (("<!--", "-->"), ("<?", "?>"), ("<![CDATA[", "]]>"), ("<!", ">"))
 _FRONT_MATTER_END = re.compile(r"\n(?:---|\.\.\.)[^\S\n]*(?=\n|\Z)")
 _FRONT_MATTER_TITLE = re.compile(r"^title[ \t]*:(.*)$", re.MULTILINE)
-# A line the section scanner must visit: blank, indented, or starting with a significant
-# character after at most three spaces. Matched from the newline before it.
-_EVENT = re.compile(r"\n[ ]{0,3}(?:[#`~=*_+|<>0-9-]|[^\S\n]|(?=\n|\Z))")
+# A line the section scanner must visit, matched from the newline before it: one that may be an
+# ATX heading, a setext underline or an HTML block (after at most three spaces), or a fence.
+_EVENT_LINE = r"(?:[ ]{0,3}+(?:#|<|=+[ \t]*(?=\n|\Z)|-+[ \t]*(?=\n|\Z))|[ \t]*(?:```|~~~))"
+_EVENT = re.compile(r"\n" + _EVENT_LINE)
+_EVENT_AT_START = re.compile(_EVENT_LINE)
 _NON_BLANK = re.compile(r"\S")
+# A byte that is not ASCII whitespace (as str.isspace() sees it).
+_NON_ASCII_SPACE = re.compile(rb"[^\t\n\x0b\x0c\r\x1c-\x1f ]")
 _BLANK_LINE = re.compile(r"\n[^\S\n]*(?=\n|\Z)")
 _BACKTICK_CLOSE = re.compile(r"\n[ \t]*(`{3,})[ \t]*(?=\n|\Z)")
 _TILDE_CLOSE = re.compile(r"\n[ \t]*(~{3,})[ \t]*(?=\n|\Z)")
@@ -70,8 +76,27 @@ class Chunk:
     end_line: int
 
 
-@dataclass(frozen=True, slots=True)
-class _Section:
+# A frozen dataclass's __init__ sets each field through object.__setattr__, which costs more than
+# the rest of cutting a small section. The chunker fills the slots directly: same object, a
+# third of the time.
+_SET_CHUNK_FIELDS = tuple(getattr(Chunk, name).__set__ for name in Chunk.__slots__)
+
+
+def _new_chunk(
+    path: str, index: int, heading: str, content: str, start_line: int, end_line: int
+) -> Chunk:
+    chunk: Chunk = object.__new__(Chunk)
+    set_path, set_index, set_heading, set_content, set_start, set_end = _SET_CHUNK_FIELDS
+    set_path(chunk, path)
+    set_index(chunk, index)
+    set_heading(chunk, heading)
+    set_content(chunk, content)
+    set_start(chunk, start_line)
+    set_end(chunk, end_line)
+    return chunk
+
+
+class _Section(NamedTuple):
     """Offsets into the prepared text."""
 
     start: int  # where the section starts: its heading's first line, when it has a heading
@@ -108,42 +133,36 @@ def split_markdown(path: str, text: str) -> list[Chunk]:
     text = prepare(text)
     chunks: list[Chunk] = []
     line_at, line_no = 0, 1  # line_no is the number of the line at offset line_at
-    for section in _sections(text):
-        span = _trim(text, section)
-        if span is None:
+    for start, body_start, end, heading in _sections(text):
+        raw = text[start:end]
+        visible_end = len(raw.rstrip())
+        if visible_end <= body_start - start:
             continue  # blank, or nothing but the heading: structure, not content
-        a, b = span
+        lead = 0  # a section with a heading starts with it; one without, at its first text
+        if start == body_start and (m := _NON_BLANK.search(raw)) is not None:
+            lead = raw.rfind("\n", 0, m.start()) + 1
+        cut = raw.find("\n", visible_end)
+        piece = raw[lead:cut] if cut >= 0 else raw[lead:]
+        a = start + lead
         line_no += text.count("\n", line_at, a)
         line_at = a
-        piece = text[a:b]
         if len(piece) <= MAX_CHUNK_BYTES and (
             piece.isascii() or len(piece.encode()) <= MAX_CHUNK_BYTES
         ):
             last = line_no + piece.count("\n")
-            chunks.append(Chunk(path, len(chunks), section.heading, piece, line_no, last))
+            chunks.append(_new_chunk(path, len(chunks), heading, piece, line_no, last))
             continue
-        body = text.count("\n", a, section.body_start) if section.body_start > a else 0
-        for content, first, last in _pack(piece.split("\n"), body):
+        body = max(body_start - a, 0)
+        packed = (
+            _pack(piece, "\n", body)
+            if piece.isascii()
+            else _pack(piece.encode(), b"\n", _size(piece[:body]))
+        )
+        for content, first, last in packed:
             chunks.append(
-                Chunk(path, len(chunks), section.heading, content, line_no + first, line_no + last)
+                _new_chunk(path, len(chunks), heading, content, line_no + first, line_no + last)
             )
     return chunks
-
-
-def _trim(text: str, section: _Section) -> tuple[int, int] | None:
-    """The section's span from its first to its last non-blank line, or None when it has no
-    non-blank line after its heading."""
-    m = _NON_BLANK.search(text, section.start, section.end)
-    if m is None:
-        return None
-    k = section.end
-    while text[k - 1].isspace():
-        k -= 1
-    if k <= section.body_start:
-        return None
-    a = text.rfind("\n", section.start, m.start()) + 1 or section.start
-    b = text.find("\n", k, section.end)
-    return a, b if b >= 0 else section.end
 
 
 def _front_matter(text: str) -> tuple[int, str]:
@@ -165,13 +184,16 @@ def _unquote(value: str) -> str:
     return value
 
 
-def _atx_title(rest: str) -> str:
+def _atx_title(rest: str | None) -> str:
     """The title of an ATX heading: an optional closing run of '#' after a blank is dropped."""
+    if not rest:
+        return ""
     title = rest.strip(" \t")
-    unclosed = title.rstrip("#")
-    if unclosed != title and (not unclosed or unclosed[-1] in " \t"):
-        title = unclosed.rstrip(" \t")
-    return _title(title)
+    if title.endswith("#"):
+        unclosed = title.rstrip("#")
+        if not unclosed or unclosed[-1] in " \t":
+            title = unclosed.rstrip(" \t")
+    return title if len(title) <= MAX_TITLE_CHARS else _title(title)
 
 
 def _title(title: str) -> str:
@@ -184,95 +206,74 @@ def _sections(text: str) -> list[_Section]:
     """Split the text at ATX and setext headings outside fences and HTML blocks, with each
     section's breadcrumb.
 
-    Only lines that can change the scanner's state are visited: a regular expression finds the
-    next blank, indented or significant line, and fences and HTML blocks are jumped over by
-    searching for their end, so plain prose and code cost no Python work per line.
+    Only the lines that can start a heading, a fence or an HTML block are visited: a regular
+    expression finds the next one, and fences and HTML blocks are jumped over by searching for
+    their end. Whether a paragraph is open (all a setext underline or an HTML tag needs to know)
+    is worked out only when such a line asks, from the lines since the last one that did.
     """
     n = len(text)
     body_start, fm_title = _front_matter(text)
     sections: list[_Section] = []
-    stack: list[tuple[int, str]] = []
+    stack: list[tuple[int, str]] = []  # (level, the breadcrumb down to that heading)
     has_h1 = False
     start, head_end, crumb = body_start, body_start, ""
-    para = -1  # offset of the open paragraph's first line, -1 when none is open
-    para_setext = False  # whether that paragraph may be a setext heading's title
+    # The paragraph state is known at the start of the line at `known`: the offset of the open
+    # paragraph's first line (-1 when none is open) and whether it may be a setext title.
+    known, known_para, known_setext = body_start, -1, False
 
     def heading(first: int, after: int, level: int, title: str) -> None:
         nonlocal start, head_end, crumb, has_h1
         sections.append(_Section(start, head_end, first, crumb))
         while stack and stack[-1][0] >= level:
             stack.pop()
-        stack.append((level, title))
-        crumb = HEADING_SEPARATOR.join(t for _, t in stack if t)
+        parent = stack[-1][1] if stack else ""
+        crumb = parent + HEADING_SEPARATOR + title if parent and title else parent or title
+        stack.append((level, crumb))
         has_h1 = has_h1 or level == 1
         start, head_end = first, after
 
-    s = body_start  # start of the line to visit; the first line is always visited
+    find, next_event = text.find, _EVENT.search
+    s = body_start if _EVENT_AT_START.match(text, body_start) else n + 1
+    if s > n and (m := next_event(text, body_start - 1 if body_start else 0)) is not None:
+        s = m.start() + 1
     while s <= n:
-        e = text.find("\n", s)
+        e = find("\n", s)
         if e < 0:
             e = n
         line = text[s:e]
-        jump = -1  # where a fence or HTML block that opens on this line ends (its last "\n")
         stripped = line.lstrip(" ")
-        if not stripped.strip():
-            para = -1
-        else:
-            first = stripped[0]
-            indented = len(line) - len(stripped) > 3 or first == "\t"
-            if first in "`~" or first == "\t":
-                marker = fence_open(line)
-                if marker is not None:
-                    para, jump = -1, _fence_end(text, e, marker)
-                    indented = True  # nothing else to do with this line
-            if indented:
-                pass  # indented code, or a lazy continuation of the open paragraph
-            elif first not in _SIGNIFICANT:
-                if para < 0:
-                    para, para_setext = s, True
-            elif first == "#" and (m := _ATX.fullmatch(stripped)) is not None:
-                heading(s, min(e + 1, n), len(m.group(1)), _atx_title(m.group(2) or ""))
-                para = -1
-            elif (
-                first in "=-"
-                and para >= 0
-                and para_setext
-                and _SETEXT_UNDERLINE.fullmatch(stripped)
-            ):
+        first = stripped[0]
+        if first == "#":
+            atx = _ATX.fullmatch(stripped)
+            if atx is not None:
+                known = e + 1 if e < n else n
+                heading(s, known, len(atx.group(1)), _atx_title(atx.group(2)))
+                known_para = -1
+        elif first in "`~\t" or len(line) - len(stripped) > 3:
+            marker = fence_open(line)
+            if marker is not None:
+                e = _fence_end(text, e, marker)
+                known, known_para = (e + 1 if e < n else n), -1
+        else:  # a setext underline or an HTML tag: it depends on the open paragraph
+            para, setext = _paragraph(text, known, s, known_para, known_setext)
+            ends = _html_block(stripped, para >= 0) if first == "<" else None
+            if first in "=-" and para >= 0 and setext:
                 title = " ".join(part.strip() for part in text[para : s - 1].split("\n"))
-                heading(para, min(e + 1, n), 1 if first == "=" else 2, _title(title))
+                heading(para, e + 1 if e < n else n, 1 if first == "=" else 2, _title(title))
                 para = -1
-            elif (
-                first == "-"
-                and _SETEXT_UNDERLINE.fullmatch(stripped)
-                and len(stripped.rstrip(" \t")) >= 3
-            ):
+            elif first == "-" and len(stripped.rstrip(" \t")) >= 3:
                 para = -1  # a thematic break
-            elif first == "<" and (ends := _html_block(stripped, para >= 0)) is not None:
+            elif ends is not None:
                 para = -1
                 if not (ends and _html_closed(stripped, ends)):
-                    jump = _html_end(text, e, ends)
-            elif _THEMATIC_BREAK.fullmatch(stripped):
-                para = -1
-            elif first in ">|" or _LIST_ITEM.match(stripped):
-                # Block quotes, table rows and list items never carry a setext title.
-                if para < 0:
-                    para = s
-                para_setext = False
-            elif "|" in stripped and _TABLE_DELIMITER.fullmatch(stripped):
-                para_setext = False
-            elif para < 0:
-                para, para_setext = s, True
-        if jump >= 0:
-            e = jump
+                    e = _html_end(text, e, ends)
+            else:
+                para, setext = _advance(s, line, para, setext)
+            known, known_para, known_setext = (e + 1 if e < n else n), para, setext
         if e >= n:
             break
-        # Skip to the next line that is blank, indented or starts with a significant character.
-        # The plain lines skipped over open a paragraph when none is open.
-        m = _EVENT.search(text, e)
+        m = next_event(text, e)
         s = m.start() + 1 if m is not None else n + 1
-        if s > e + 1 and para < 0:
-            para, para_setext = e + 1, True
     sections.append(_Section(start, head_end, n, crumb))
     if fm_title and not has_h1:
         sections = [
@@ -285,6 +286,43 @@ def _sections(text: str) -> list[_Section]:
             for s in sections
         ]
     return sections
+
+
+def _paragraph(text: str, known: int, s: int, para: int, setext: bool) -> tuple[int, bool]:
+    """The paragraph state at the start of the line at `s`, from the state at `known` (a line
+    start at or before `s`) and the lines between, which hold no heading, fence or HTML block."""
+    lines: list[tuple[int, str]] = []
+    end = s - 1  # the newline ending the line before s
+    while end >= known:
+        begin = text.rfind("\n", known, end) + 1 or known
+        line = text[begin:end]
+        if not line.strip():
+            para, setext = -1, False  # a blank line closes any paragraph
+            break
+        lines.append((begin, line))
+        end = begin - 1
+    for begin, line in reversed(lines):
+        para, setext = _advance(begin, line, para, setext)
+    return para, setext
+
+
+def _advance(s: int, line: str, para: int, setext: bool) -> tuple[int, bool]:
+    """The paragraph state after the non-blank line at `s`, which is no heading, no fence and
+    starts no HTML block."""
+    stripped = line.lstrip(" ")
+    first = stripped[0]
+    if len(line) - len(stripped) > 3 or first == "\t":
+        return para, setext  # indented code, or a lazy continuation of the open paragraph
+    if first not in _SIGNIFICANT:
+        return (s, True) if para < 0 else (para, setext)
+    if _THEMATIC_BREAK.fullmatch(stripped):
+        return -1, False
+    if first in ">|" or _LIST_ITEM.match(stripped):
+        # Block quotes, table rows and list items never carry a setext title.
+        return (s if para < 0 else para), False
+    if "|" in stripped and _TABLE_DELIMITER.fullmatch(stripped):
+        return para, False
+    return (s, True) if para < 0 else (para, setext)
 
 
 def _fence_end(text: str, e: int, marker: str) -> int:
@@ -318,12 +356,10 @@ def _html_end(text: str, e: int, ends: str) -> int:
 def _html_block(stripped: str, in_paragraph: bool) -> str | None:
     """When `stripped` starts an HTML block, what ends it: "" for the next blank line, "</" for
     the closing tag of a raw block, else a closing string. None when it starts none."""
-    for start, end in _HTML_ENDS:
-        if stripped.startswith(start) and (start != "<!" or stripped[2:3].isalpha()):
-            return end
-    if _HTML_RAW.match(stripped):
-        return "</"
-    if _HTML_BLOCK_TAG.match(stripped) or (not in_paragraph and _HTML_LONE_TAG.fullmatch(stripped)):
+    m = _HTML_START.match(stripped)
+    if m is not None:
+        return _HTML_END_OF[m.lastindex or 0]
+    if not in_paragraph and _HTML_LONE_TAG.fullmatch(stripped):
         return ""
     return None
 
@@ -335,77 +371,124 @@ def _html_closed(stripped: str, ends: str) -> bool:
     return ends in stripped[2:]
 
 
-def _pack(lines: list[str], body: int) -> Iterator[tuple[str, int, int]]:
-    """Pack a section's lines (the first and last not blank; `body` the index of the first line
-    after the heading) into (content, first index, last index) pieces of at most MAX_CHUNK_BYTES.
+def _pack(data: AnyStr, newline: AnyStr, body: int) -> Iterator[tuple[str, int, int]]:
+    """Pack a section into (content, first line, last line) pieces of at most MAX_CHUNK_BYTES.
+
+    `data` is the section from its first to its last non-blank line: the text itself when it is
+    ASCII, else its UTF-8 encoding, so offsets count bytes; `body` is the offset of the first line
+    after the heading; line numbers count from the section's first line.
 
     Cuts fall only between lines. A later piece starts with the trailing whole body lines of the
     piece before it that fit in OVERLAP_BYTES (never the heading). A line longer than the budget
-    becomes pieces of its own, cut at character boundaries, without overlap.
+    becomes pieces of its own, cut at character boundaries, without overlap. Runs of lines that
+    fit are taken in one step, found by searching for the last newline within the budget.
     """
-    start, end = 0, len(lines)
-    sizes = [len(line) if line.isascii() else len(line.encode()) for line in lines]
+    n = len(data)
+    counted, counted_lines = 0, 0  # the number of lines before offset `counted`
 
-    def span(a: int, b: int) -> int:  # bytes of lines a..b (inclusive) joined by "\n"
-        return sum(sizes[a : b + 1]) + (b - a)
+    def line_of(offset: int) -> int:  # offsets asked for never decrease
+        nonlocal counted, counted_lines
+        counted_lines += data.count(newline, counted, offset)
+        counted = offset
+        return counted_lines
 
-    def trimmed(a: int, b: int) -> tuple[int, int] | None:
-        while a <= b and not lines[a].strip():
-            a += 1
-        while b >= a and not lines[b].strip():
-            b -= 1
-        return (a, b) if a <= b else None
+    def piece(a: int, b: int) -> tuple[str, int, int, int, int]:
+        """data[a:b] without its blank edge lines: content, first and last line, and the offsets
+        where its first line starts and its last line ends."""
+        text = _decode(data[a:b])
+        if not text[0].isspace() and not text[-1].isspace():  # the common case: nothing to trim
+            first = line_of(a)
+            return text, first, first + text.count("\n"), a, b
+        visible = _NON_BLANK.search(text)
+        assert visible is not None  # the piece holds a fresh non-blank line
+        lead = text.rfind("\n", 0, visible.start()) + 1
+        end = text.find("\n", len(text.rstrip()))
+        content = text[lead : end if end >= 0 else len(text)]
+        first = line_of(a) + text.count("\n", 0, lead)
+        start = a + _size(text[:lead])
+        return content, first, first + content.count("\n"), start, start + _size(content)
 
-    cur = start  # first line of the current piece
-    cur_bytes = -1  # bytes of lines cur..j-1; -1 while the piece is empty
-    fresh = False  # whether the piece holds a non-blank line that is not overlap
-    j = start
-    while j < end:
-        size = sizes[j]
-        blank = not lines[j].strip()
-        if size > MAX_CHUNK_BYTES:
-            if fresh and (piece := trimmed(cur, j - 1)) is not None:
-                yield "\n".join(lines[piece[0] : piece[1] + 1]), piece[0], piece[1]
-            if not blank:
-                for fragment in hard_wrap(lines[j], MAX_CHUNK_BYTES):
-                    yield fragment, j, j
-            cur, cur_bytes, fresh = j + 1, -1, False
-            j += 1
+    cur, end, fresh = 0, -1, False  # the piece is data[cur:end]; end < 0 while it is empty
+    j = 0  # where the next line starts
+    while True:
+        line_end = data.find(newline, j)
+        if line_end < 0:
+            line_end = n
+        if line_end - j > MAX_CHUNK_BYTES:
+            if fresh:
+                yield piece(cur, end)[:3]
+            if _visible(data, j, line_end):
+                at = line_of(j)
+                for fragment in hard_wrap(_decode(data[j:line_end]), MAX_CHUNK_BYTES):
+                    yield fragment, at, at
+            end, fresh = -1, False
+            if line_end >= n:
+                break
+            j = line_end + 1
             continue
-        if cur_bytes < 0:
-            cur_bytes = size
-        elif cur_bytes + 1 + size <= MAX_CHUNK_BYTES:
-            cur_bytes += 1 + size
-        elif not fresh:
-            # Only overlap and blank lines so far: drop them rather than repeat a piece.
-            cur, cur_bytes = j, size
+        if end < 0 or (not fresh and line_end - cur > MAX_CHUNK_BYTES):
+            # Start a piece here; a piece of only overlap and blank lines is dropped, not repeated.
+            cur, end, fresh = j, line_end, _visible(data, j, line_end)
+        elif line_end - cur <= MAX_CHUNK_BYTES:
+            end, fresh = line_end, fresh or _visible(data, j, line_end)
         else:
-            piece = trimmed(cur, j - 1)
-            assert piece is not None  # the piece holds a fresh non-blank line
-            yield "\n".join(lines[piece[0] : piece[1] + 1]), piece[0], piece[1]
-            first, last = piece
-            # Bytes after the overlap in the next piece: the blank lines cut from this one, then j.
-            after = span(last + 1, j) + 1
-            k = last + 1  # overlap starts at k; k == last + 1 means none
-            floor = max(first + 1, body)
-            overlap = -1  # bytes of lines k..last
-            while k - 1 >= floor:
-                grown = sizes[k - 1] + (overlap + 1 if overlap >= 0 else 0)
-                if grown > OVERLAP_BYTES or grown + after > MAX_CHUNK_BYTES:
-                    break
-                k, overlap = k - 1, grown
-            while k <= last and not lines[k].strip():
-                k += 1
-            if k <= last:
-                cur, cur_bytes = k, span(k, j)
-            else:
-                cur, cur_bytes = j, size
-            fresh = False
-        if not blank:
-            fresh = True
-        j += 1
-    if fresh and (piece := trimmed(cur, end - 1)) is not None:
-        yield "\n".join(lines[piece[0] : piece[1] + 1]), piece[0], piece[1]
+            content, first, last, first_start, last_end = piece(cur, end)
+            yield content, first, last
+            # The overlap: the longest run of whole body lines ending the piece, not its first
+            # line, within OVERLAP_BYTES, that leaves room for the line at j.
+            lower = max(last_end - OVERLAP_BYTES, line_end - MAX_CHUNK_BYTES, body, first_start + 1)
+            k = lower if data[lower - 1 : lower] == newline else data.find(newline, lower) + 1
+            while 0 < k <= last_end and not _visible(data, k, _line_end(data, newline, k)):
+                k = _line_end(data, newline, k) + 1
+            cur = k if 0 < k <= last_end else j
+            end, fresh = line_end, _visible(data, j, line_end)
+        # Take every following line that still fits, in one step.
+        limit = cur + MAX_CHUNK_BYTES
+        if n <= limit:
+            fresh = fresh or _visible(data, end, n)
+            end = n
+        else:
+            q = data.rfind(newline, end + 1, limit + 1)
+            if q > end:
+                fresh = fresh or _visible(data, end, q)
+                end = q
+        if end >= n:
+            break
+        j = end + 1
+    if fresh:
+        yield piece(cur, end)[:3]
+
+
+def _decode(data: str | bytes) -> str:
+    return data.decode() if isinstance(data, bytes) else data
+
+
+def _size(text: str) -> int:
+    """Bytes of UTF-8."""
+    return len(text) if text.isascii() else len(text.encode())
+
+
+def _line_end(data: AnyStr, newline: AnyStr, start: int) -> int:
+    end = data.find(newline, start)
+    return end if end >= 0 else len(data)
+
+
+def _visible(data: str | bytes, a: int, b: int) -> bool:
+    """Whether data[a:b] (whole lines) holds a character that is not whitespace."""
+    if isinstance(data, str):
+        return _NON_BLANK.search(data, a, b) is not None
+    m = _NON_ASCII_SPACE.search(data, a, b)
+    while m is not None:
+        if data[m.start()] < 0x80:
+            return True
+        # A non-ASCII character: whether its line is blank needs the decoded text.
+        start = data.rfind(b"\n", a, m.start()) + 1 or a
+        end = data.find(b"\n", m.start(), b)
+        end = end if end >= 0 else b
+        if data[start:end].decode().strip():
+            return True
+        m = _NON_ASCII_SPACE.search(data, end, b)
+    return False
 
 
 def hard_wrap(line: str, budget: int) -> list[str]:
