@@ -52,14 +52,15 @@ _FRONT_MATTER_TITLE = re.compile(r"^title[ \t]*:(.*)$", re.MULTILINE)
 # A line the section scanner must visit, matched from the newline before it: one that may be an
 # ATX heading, a setext underline or an HTML block (after at most three spaces), or a fence.
 _EVENT_LINE = r"(?:[ ]{0,3}+(?:#|<|=+[ \t]*(?=\n|\Z)|-+[ \t]*(?=\n|\Z))|[ \t]*(?:```|~~~))"
-_EVENT = re.compile(r"\n" + _EVENT_LINE)
+# (The lookahead lets most lines fail on their first character, which halves the search time.)
+_EVENT = re.compile(r"\n(?=[ \t#<=`~-])" + _EVENT_LINE)
 _EVENT_AT_START = re.compile(_EVENT_LINE)
 _NON_BLANK = re.compile(r"\S")
 # A byte that is not ASCII whitespace (as str.isspace() sees it).
 _NON_ASCII_SPACE = re.compile(rb"[^\t\n\x0b\x0c\r\x1c-\x1f ]")
 _BLANK_LINE = re.compile(r"\n[^\S\n]*(?=\n|\Z)")
-_BACKTICK_CLOSE = re.compile(r"\n[ \t]*(`{3,})[ \t]*(?=\n|\Z)")
-_TILDE_CLOSE = re.compile(r"\n[ \t]*(~{3,})[ \t]*(?=\n|\Z)")
+_BACKTICK_CLOSE = re.compile(r"\n(?=[ \t`])[ \t]*(`{3,})[ \t]*(?=\n|\Z)")
+_TILDE_CLOSE = re.compile(r"\n(?=[ \t~])[ \t]*(~{3,})[ \t]*(?=\n|\Z)")
 # Characters that can begin a line the scanner must look at closely (after up to 3 spaces).
 _SIGNIFICANT = frozenset("#`~=-*_+|<>0123456789")
 
@@ -396,17 +397,19 @@ def _pack(data: AnyStr, newline: AnyStr, body: int) -> Iterator[tuple[str, int, 
         """data[a:b] without its blank edge lines: content, first and last line, and the offsets
         where its first line starts and its last line ends."""
         text = _decode(data[a:b])
-        if not text[0].isspace() and not text[-1].isspace():  # the common case: nothing to trim
-            first = line_of(a)
-            return text, first, first + text.count("\n"), a, b
-        visible = _NON_BLANK.search(text)
-        assert visible is not None  # the piece holds a fresh non-blank line
-        lead = text.rfind("\n", 0, visible.start()) + 1
-        end = text.find("\n", len(text.rstrip()))
-        content = text[lead : end if end >= 0 else len(text)]
-        first = line_of(a) + text.count("\n", 0, lead)
-        start = a + _size(text[:lead])
-        return content, first, first + content.count("\n"), start, start + _size(content)
+        lead, stop = 0, len(text)
+        if text[0].isspace():
+            visible = _NON_BLANK.search(text)
+            assert visible is not None  # the piece holds a fresh non-blank line
+            lead = text.rfind("\n", 0, visible.start()) + 1
+        if text[-1].isspace():
+            stop = text.find("\n", len(text.rstrip()))
+            stop = stop if stop >= 0 else len(text)
+        content = text[lead:stop] if lead or stop < len(text) else text
+        first = line_of(a) + (text.count("\n", 0, lead) if lead else 0)
+        start = a + _size(text[:lead]) if lead else a
+        end = b - _size(text[stop:]) if stop < len(text) else b
+        return content, first, first + content.count("\n"), start, end
 
     cur, end, fresh = 0, -1, False  # the piece is data[cur:end]; end < 0 while it is empty
     j = 0  # where the next line starts
