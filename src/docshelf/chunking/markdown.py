@@ -222,18 +222,7 @@ def _sections(text: str) -> list[_Section]:
     # paragraph's first line (-1 when none is open) and whether it may be a setext title.
     known, known_para, known_setext = body_start, -1, False
 
-    def heading(first: int, after: int, level: int, title: str) -> None:
-        nonlocal start, head_end, crumb, has_h1
-        sections.append(_Section(start, head_end, first, crumb))
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        parent = stack[-1][1] if stack else ""
-        crumb = parent + HEADING_SEPARATOR + title if parent and title else parent or title
-        stack.append((level, crumb))
-        has_h1 = has_h1 or level == 1
-        start, head_end = first, after
-
-    find, next_event = text.find, _EVENT.search
+    find, next_event, append = text.find, _EVENT.search, sections.append
     s = body_start if _EVENT_AT_START.match(text, body_start) else n + 1
     if s > n and (m := next_event(text, body_start - 1 if body_start else 0)) is not None:
         s = m.start() + 1
@@ -244,12 +233,11 @@ def _sections(text: str) -> list[_Section]:
         line = text[s:e]
         stripped = line.lstrip(" ")
         first = stripped[0]
+        level = 0  # set when the line ends a heading that starts at `head`
         if first == "#":
             atx = _ATX.fullmatch(stripped)
             if atx is not None:
-                known = e + 1 if e < n else n
-                heading(s, known, len(atx.group(1)), _atx_title(atx.group(2)))
-                known_para = -1
+                head, level, title = s, len(atx.group(1)), _atx_title(atx.group(2))
         elif first in "`~\t" or len(line) - len(stripped) > 3:
             marker = fence_open(line)
             if marker is not None:
@@ -259,9 +247,11 @@ def _sections(text: str) -> list[_Section]:
             para, setext = _paragraph(text, known, s, known_para, known_setext)
             ends = _html_block(stripped, para >= 0) if first == "<" else None
             if first in "=-" and para >= 0 and setext:
-                title = " ".join(part.strip() for part in text[para : s - 1].split("\n"))
-                heading(para, e + 1 if e < n else n, 1 if first == "=" else 2, _title(title))
-                para = -1
+                head, level = para, 1 if first == "=" else 2
+                title = text[para : s - 1]
+                if "\n" in title:
+                    title = " ".join(part.strip() for part in title.split("\n"))
+                title = _title(title.strip())
             elif first == "-" and len(stripped.rstrip(" \t")) >= 3:
                 para = -1  # a thematic break
             elif ends is not None:
@@ -271,6 +261,16 @@ def _sections(text: str) -> list[_Section]:
             else:
                 para, setext = _advance(s, line, para, setext)
             known, known_para, known_setext = (e + 1 if e < n else n), para, setext
+        if level:
+            append(_Section(start, head_end, head, crumb))
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            parent = stack[-1][1] if stack else ""
+            crumb = parent + HEADING_SEPARATOR + title if parent and title else parent or title
+            stack.append((level, crumb))
+            has_h1 = has_h1 or level == 1
+            head_end = known = e + 1 if e < n else n
+            start, known_para = head, -1
         if e >= n:
             break
         m = next_event(text, e)
