@@ -13,6 +13,10 @@ import re
 
 _OPEN = re.compile(r"[ \t]*(`{3,}|~{3,})(.*)")
 _CLOSE = re.compile(r"[ \t]*(`{3,}|~{3,})[ \t]*")
+# A closing line, matched from the newline before it. (The lookahead lets most lines fail on
+# their first character.)
+_BACKTICK_CLOSE = re.compile(r"\n(?=[ \t`])[ \t]*(`{3,})[ \t]*(?=\n|\Z)")
+_TILDE_CLOSE = re.compile(r"\n(?=[ \t~])[ \t]*(~{3,})[ \t]*(?=\n|\Z)")
 
 
 def fence_open(line: str) -> str | None:
@@ -36,3 +40,16 @@ def looks_like_fence(line: str) -> bool:
     """A line a Markdown reader may take for a fence marker, opening or closing."""
     stripped = line.lstrip(" \t")
     return stripped.startswith(("```", "~~~"))
+
+
+def fence_end(text: str, newline: int, marker: str) -> int:
+    """Where the line closing a fence ends (the offset of its newline, or the end of the text),
+    searching from `newline`, the newline ending the opening line; -1 when the fence is never
+    closed."""
+    closes = _BACKTICK_CLOSE if marker[0] == "`" else _TILDE_CLOSE
+    pos = newline
+    while (m := closes.search(text, pos)) is not None:
+        if len(m.group(1)) >= len(marker):
+            return m.end()
+        pos = m.end()
+    return -1

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import AnyStr, NamedTuple
 
-from docshelf.chunking.fences import fence_open
+from docshelf.chunking.fences import fence_end, fence_open
 from docshelf.config import MAX_CHUNK_BYTES, MAX_TITLE_CHARS, OVERLAP_BYTES
 
 # Joins the titles of a heading breadcrumb: "Services > Checkout".
@@ -26,13 +26,12 @@ HEADING_SEPARATOR = " > "
 # ATX heading after at most three spaces of indent: 1-6 '#', then a space, a tab or the end.
 # (Every pattern here is linear: a line of a megabyte must not backtrack.)
 _ATX = re.compile(r"(#{1,6})(?:[ \t](.*))?")
-_SETEXT_UNDERLINE = re.compile(r"(=+|-+)[ \t]*")
 _THEMATIC_BREAK = re.compile(r"([-*_])[ \t]*(?:\1[ \t]*){2,}")
 _LIST_ITEM = re.compile(r"(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 # A GFM table delimiter row ("| --- | :-: |", "--- | ---"): pipes, dashes, colons and blanks.
 _TABLE_DELIMITER = re.compile(r"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
-# HTML blocks (CommonMark 4.6): inside one, a heading-like line is HTML, not a heading. Each start
-# pattern pairs with how its block ends: a closing string, or (None) the next blank line.
+# HTML blocks (CommonMark 4.6): inside one, a heading-like line is HTML, not a heading. Each group
+# of the start pattern pairs with how its block ends (_HTML_END_OF).
 _HTML_START = re.compile(
     r"<(?:(!--)|(\?)|(!\[CDATA\[)|(![A-Za-z])|((?:pre|script|style|textarea)(?:[ \t>]|$))"
     r"|(/?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd"
@@ -59,9 +58,8 @@ _NON_BLANK = re.compile(r"\S")
 # A byte that is not ASCII whitespace (as str.isspace() sees it).
 _NON_ASCII_SPACE = re.compile(rb"[^\t\n\x0b\x0c\r\x1c-\x1f ]")
 _BLANK_LINE = re.compile(r"\n[^\S\n]*(?=\n|\Z)")
-_BACKTICK_CLOSE = re.compile(r"\n(?=[ \t`])[ \t]*(`{3,})[ \t]*(?=\n|\Z)")
-_TILDE_CLOSE = re.compile(r"\n(?=[ \t~])[ \t]*(~{3,})[ \t]*(?=\n|\Z)")
-# Characters that can begin a line the scanner must look at closely (after up to 3 spaces).
+# Characters that can begin (after up to 3 spaces) a line that is more than paragraph text: a list
+# item, a quote, a table row, a thematic break, a heading or a fence.
 _SIGNIFICANT = frozenset("#`~=-*_+|<>0123456789")
 
 
@@ -241,7 +239,8 @@ def _sections(text: str) -> list[_Section]:
         elif first in "`~\t" or len(line) - len(stripped) > 3:
             marker = fence_open(line)
             if marker is not None:
-                e = _fence_end(text, e, marker)
+                closed_at = fence_end(text, e, marker)
+                e = closed_at if closed_at >= 0 else n
                 known, known_para = (e + 1 if e < n else n), -1
         else:  # a setext underline or an HTML tag: it depends on the open paragraph
             para, setext = _paragraph(text, known, s, known_para, known_setext)
@@ -324,18 +323,6 @@ def _advance(s: int, line: str, para: int, setext: bool) -> tuple[int, bool]:
     if "|" in stripped and _TABLE_DELIMITER.fullmatch(stripped):
         return para, False
     return (s, True) if para < 0 else (para, setext)
-
-
-def _fence_end(text: str, e: int, marker: str) -> int:
-    """The offset of the newline ending the fence opened by the line that ends at `e` (the end of
-    the text when the fence is never closed)."""
-    closes = _BACKTICK_CLOSE if marker[0] == "`" else _TILDE_CLOSE
-    pos = e
-    while (m := closes.search(text, pos)) is not None:
-        if len(m.group(1)) >= len(marker):
-            return m.end()
-        pos = m.end()
-    return len(text)
 
 
 def _html_end(text: str, e: int, ends: str) -> int:

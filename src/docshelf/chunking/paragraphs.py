@@ -21,11 +21,20 @@ or the repeated fence lines.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from docshelf.chunking.fences import fence_closes, fence_open, looks_like_fence
+from docshelf.chunking.fences import fence_end, fence_open, looks_like_fence
 from docshelf.chunking.markdown import normalize_newlines
 from docshelf.config import PARAGRAPH_MAX_CHARS, PARAGRAPH_OVERLAP_CHARS
+
+# The lines that end a paragraph or open a fence: blank lines, and lines that may open a fence.
+_BOUNDARY_LINE = r"(?:[^\S\n]*(?=\n|\Z)|[ \t]*(?:```|~~~))"
+_BOUNDARY = re.compile(r"\n" + _BOUNDARY_LINE)
+_BOUNDARY_AT_START = re.compile(_BOUNDARY_LINE)
+_NON_BLANK = re.compile(r"\S")
+_BLANK = re.compile(r"\s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +52,11 @@ class TextChunk:
 class _Piece:
     start: int  # own content is source[start:end]
     end: int
-    text: str  # what the chunk shows before overlap; equals source[start:end] when exact
-    exact: bool
+    text: str | None = None  # what the chunk shows before overlap, when not source[start:end]
     fence_line: str | None = None  # set on a fence piece whose text opens with a repeated line
 
 
-@dataclass(frozen=True, slots=True)
-class _Block:
+class _Block(NamedTuple):
     start: int
     end: int
     fence: str | None  # the marker when the block is a fenced code block
@@ -80,7 +87,7 @@ def chunk_text(
     pieces: list[_Piece] = []
     for block in _blocks(source):
         if block.end - block.start <= max_chars:
-            pieces.append(_Piece(block.start, block.end, source[block.start : block.end], True))
+            pieces.append(_Piece(block.start, block.end))
         elif block.fence is None:
             pieces.extend(_hard_split(source, block.start, block.end, max_chars))
         else:
@@ -89,75 +96,94 @@ def chunk_text(
     merged: list[_Piece] = []
     for piece in pieces:
         last = merged[-1] if merged else None
-        if last is not None and last.exact and piece.exact and piece.end - last.start <= max_chars:
-            last.end = piece.end
-            last.text = source[last.start : last.end]
+        if (
+            last is not None
+            and last.text is None
+            and piece.text is None
+            and piece.end - last.start <= max_chars
+        ):
+            last.end = piece.end  # joined by the gap they had in the source
         else:
             merged.append(piece)
 
     chunks: list[TextChunk] = []
     previous: _Piece | None = None
     for piece in merged:
-        body = piece.text
+        text = piece.text if piece.text is not None else source[piece.start : piece.end]
+        body = text
         if previous is not None and overlap > 0:
             code = piece.fence_line is not None
             tail = _tail(source[previous.start : previous.end], overlap, code)
-            room = max_chars - len(piece.text) - 1
+            room = max_chars - len(text) - 1
             if len(tail) > room:
                 tail = _tail(tail, room, code) if room > 0 else ""
             if tail and piece.fence_line is not None:
                 # Inside the fence, after the repeated opening line, so the code stays code.
-                inner = piece.text[len(piece.fence_line) + 1 :]
+                inner = text[len(piece.fence_line) + 1 :]
                 body = f"{piece.fence_line}\n{tail}\n{inner}"
             elif tail:
-                body = f"{tail}\n{piece.text}"
+                body = f"{tail}\n{text}"
         chunks.append(TextChunk(len(chunks), body, piece.start, piece.end, estimate_tokens(body)))
         previous = piece
     return chunks
 
 
 def _blocks(source: str) -> list[_Block]:
-    """Paragraphs and fenced blocks, trimmed of surrounding whitespace, in source order."""
+    """Paragraphs and fenced blocks, trimmed of surrounding whitespace, in source order.
+
+    Only blank lines and lines that may open a fence are visited (a regular expression finds the
+    next one); a fence is jumped over by searching for its closing line.
+    """
     blocks: list[_Block] = []
-    para = -1  # offset where the open paragraph starts
-    fence: str | None = None
-    fence_start = 0
-    pos = 0
     n = len(source)
 
     def close(a: int, b: int, marker: str | None = None, closed: bool = False) -> None:
-        while a < b and source[a].isspace():
-            a += 1
-        while b > a and source[b - 1].isspace():
-            b -= 1
-        if a < b:
+        visible = _NON_BLANK.search(source, a, b)
+        if visible is not None:
+            a = visible.start()
+            while source[b - 1].isspace():
+                b -= 1
             blocks.append(_Block(a, b, marker, closed))
 
-    while pos <= n:
-        nl = source.find("\n", pos)
-        end = n if nl < 0 else nl
-        line = source[pos:end]
-        if fence is not None:
-            if fence_closes(line, fence):
-                close(fence_start, end, fence, True)
-                fence = None
-        elif (marker := fence_open(line)) is not None:
+    para = -1  # where the open paragraph starts
+    pos = 0  # the first line not yet visited or known to be paragraph text
+    first_line = _BOUNDARY_AT_START.match(source) is not None
+    while True:
+        if first_line:
+            s, first_line = 0, False
+        else:
+            m = _BOUNDARY.search(source, pos - 1) if pos else _BOUNDARY.search(source, 0)
+            s = m.start() + 1 if m is not None else n + 1
+        if s > pos and para < 0:
+            para = pos  # the lines skipped over are paragraph text
+        if s > n:
+            break
+        e = source.find("\n", s)
+        e = e if e >= 0 else n
+        line = source[s:e]
+        marker = fence_open(line) if line.strip() else None
+        if marker is not None:
             if para >= 0:
-                close(para, pos)
+                close(para, s)
                 para = -1
-            fence, fence_start = marker, pos
+            end = fence_end(source, e, marker)
+            if end < 0:
+                close(s, n, marker)
+                pos = n + 1
+                break
+            close(s, end, marker, True)
+            e = end
         elif not line.strip():
             if para >= 0:
-                close(para, pos)
+                close(para, s)
                 para = -1
         elif para < 0:
-            para = pos
-        if nl < 0:
+            para = s  # looked like a fence, but is text
+        if e >= n:
+            pos = n + 1
             break
-        pos = nl + 1
-    if fence is not None:
-        close(fence_start, n, fence)
-    elif para >= 0:
+        pos = e + 1
+    if para >= 0:
         close(para, n)
     return blocks
 
@@ -179,12 +205,12 @@ def _hard_split(source: str, start: int, end: int, max_chars: int) -> list[_Piec
     while end - pos > max_chars:
         cut = _cut(source[pos : pos + max_chars + 1], max_chars)
         text = source[pos : pos + cut].rstrip()
-        pieces.append(_Piece(pos, pos + len(text), text, True))
+        pieces.append(_Piece(pos, pos + len(text)))
         pos += cut
         while pos < end and source[pos].isspace():
             pos += 1
     if pos < end:
-        pieces.append(_Piece(pos, end, source[pos:end], True))
+        pieces.append(_Piece(pos, end))
     return pieces
 
 
@@ -236,7 +262,7 @@ def _split_fence(source: str, block: _Block, max_chars: int) -> list[_Piece]:
         spans.append((group, inner_end))
     spans = [(a, b) for a, b in spans if text[a:b].strip()]
     if len(spans) <= 1:
-        return [_Piece(block.start, block.end, text, True)]
+        return [_Piece(block.start, block.end)]
 
     pieces: list[_Piece] = []
     last = len(spans) - 1
@@ -253,7 +279,6 @@ def _split_fence(source: str, block: _Block, max_chars: int) -> list[_Piece]:
                 block.start + own_start,
                 block.start + own_end,
                 shown,
-                False,
                 None if i == 0 else open_line,
             )
         )
@@ -273,10 +298,8 @@ def _tail(text: str, size: int, whole_lines: bool = False) -> str:
             tail = tail[tail.find("\n") + 1 :] if "\n" in tail else ""
         tail = tail.lstrip("\n") if tail.strip() else ""
     else:
-        if cut_inside and not text[-size - 1].isspace() and not tail[0].isspace():
-            cut = next((i for i, ch in enumerate(tail) if ch.isspace()), -1)
-            if cut >= 0:
-                tail = tail[cut:]
+        if cut_inside and not text[-size - 1].isspace() and (blank := _BLANK.search(tail)):
+            tail = tail[blank.start() :]  # from the first word boundary inside the tail
         tail = tail.lstrip()
     if "`" in tail or "~" in tail:
         lines = tail.split("\n")
