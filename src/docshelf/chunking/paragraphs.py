@@ -33,6 +33,7 @@ from docshelf.config import PARAGRAPH_MAX_CHARS, PARAGRAPH_OVERLAP_CHARS
 _BOUNDARY_LINE = r"(?:[^\S\n]*(?=\n|\Z)|[ \t]*(?:```|~~~))"
 _BOUNDARY = re.compile(r"\n" + _BOUNDARY_LINE)
 _BOUNDARY_AT_START = re.compile(_BOUNDARY_LINE)
+_BLANK_RUN = re.compile(r"(?:\n[^\S\n]*(?=\n|\Z))+")
 _NON_BLANK = re.compile(r"\S")
 _BLANK = re.compile(r"\s")
 
@@ -177,6 +178,8 @@ def _blocks(source: str) -> list[_Block]:
             if para >= 0:
                 close(para, s)
                 para = -1
+            if (run := _BLANK_RUN.match(source, e)) is not None:
+                e = run.end()  # the blank lines that follow change nothing
         elif para < 0:
             para = s  # looked like a fence, but is text
         if e >= n:
