@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from docshelf.chunking import Chunk, TextChunk
-from docshelf.chunking.fences import fence_closes, fence_open, looks_like_fence
-from docshelf.chunking.markdown import _sections, normalize_newlines, prepare
+from docshelf.chunking.fences import Fence, fence_closes, fence_open, looks_like_fence
+from docshelf.chunking.markdown import _front_matter, _sections, normalize_newlines, prepare
 from docshelf.config import MAX_CHUNK_BYTES, OVERLAP_BYTES
 
 
@@ -39,18 +39,21 @@ def section_lines(text: str) -> list[SectionLines]:
     ]
 
 
-def fenced_lines(lines: list[str]) -> set[int]:
-    """0-based indexes of the lines inside fenced code blocks, fence lines included. Written
-    plainly, apart from the chunker's scanner, from the rules the fence module states."""
+def fenced_lines(text: str) -> set[int]:
+    """0-based indexes of the lines inside fenced code blocks, fence lines included, by the rules
+    the fence module states, read line by line apart from the chunker's scanner. Front matter is
+    skipped; the rules know nothing of HTML blocks, inside which a fence line is HTML."""
+    prepared = prepare(text)
+    body, _ = _front_matter(prepared)
+    first = prepared.count("\n", 0, body)
     inside: set[int] = set()
-    marker: str | None = None
-    for i, line in enumerate(lines):
-        if marker is not None:
+    fence: Fence | None = None
+    for i, line in enumerate(prepared.split("\n")[first:], first):
+        if fence is not None:
             inside.add(i)
-            if fence_closes(line, marker):
-                marker = None
-        elif (opened := fence_open(line)) is not None:
-            marker = opened
+            if fence_closes(line, fence):
+                fence = None
+        elif (fence := fence_open(line)) is not None:
             inside.add(i)
     return inside
 
@@ -100,8 +103,8 @@ def check_markdown(path: str, text: str, chunks: list[Chunk]) -> None:
         assert len(shared.encode()) <= OVERLAP_BYTES
         assert nxt.content.startswith(shared + "\n")
 
-    # No heading line lies inside a fence.
-    inside = fenced_lines(lines)
+    # No heading line lies inside a fence (checked where no HTML can hide a fence line).
+    inside = set() if "<" in text else fenced_lines(text)
     for s in sections:
         if s.body_start > s.start:
             assert s.start not in inside, f"line {s.start + 1} is in a fence but was a heading"
@@ -129,30 +132,50 @@ def check_paragraphs(
         assert len(outside_fences.strip()) <= max_chars, "only fence lines may exceed the budget"
         if not fence_lines:
             assert len(c.text) <= max_chars
-        # What comes before the own content: a repeated fence opener, then the copied tail.
-        start = len(c.text) - len(own) if c.text.endswith(own) else c.text.rfind(own)
-        prefix = c.text[:start]
-        if prefix:
-            assert prefix.endswith("\n")
-            before = prefix[:-1].split("\n")
-            if looks_like_fence(before[0]):  # a tail never holds one: the repeated opener
-                before = before[1:]
-            tail = "\n".join(before)
-            if tail:
-                assert previous is not None and len(tail) <= clamp
-                assert source[previous.char_start : previous.char_end].endswith(tail)
-                assert not any(looks_like_fence(line) for line in before)
+        # The text is [fence opener] [copied tail] own content [fence closer].
+        assert any(
+            _is_overlap(prefix, previous, source, clamp) for prefix in _prefixes(c.text, own)
+        ), c
         previous = c
     assert not source[position:].strip(), "text after the last chunk is lost"
 
 
+def _prefixes(text: str, own: str) -> list[str]:
+    """What may come before the own content: all of the text before it, when the text ends with
+    it or with it and a repeated fence closer."""
+    closer = text.rsplit("\n", 1)[-1]
+    endings = [own] + ([f"{own}\n{closer}"] if looks_like_fence(closer) else [])
+    return [text[: len(text) - len(end)] for end in endings if text.endswith(end)]
+
+
+def _is_overlap(prefix: str, previous: TextChunk | None, source: str, clamp: int) -> bool:
+    """Whether `prefix` is empty, or a repeated fence opener and/or a tail of the previous chunk's
+    own content within the clamp, that holds no fence line."""
+    if not prefix:
+        return True
+    if not prefix.endswith("\n"):
+        return False
+    lines = prefix[:-1].split("\n")
+    if looks_like_fence(lines[0]):
+        lines = lines[1:]  # the repeated opener
+    tail = "\n".join(lines)
+    if not tail:
+        return True
+    return (
+        previous is not None
+        and len(tail) <= clamp
+        and source[previous.char_start : previous.char_end].endswith(tail)
+        and not any(looks_like_fence(line) for line in lines)
+    )
+
+
 def fence_balanced(text: str) -> bool:
     """Whether every fence opened in `text` is closed in it."""
-    marker: str | None = None
+    fence: Fence | None = None
     for line in text.split("\n"):
-        if marker is not None:
-            if fence_closes(line, marker):
-                marker = None
+        if fence is not None:
+            if fence_closes(line, fence):
+                fence = None
         else:
-            marker = fence_open(line)
-    return marker is None
+            fence = fence_open(line)
+    return fence is None

@@ -35,6 +35,30 @@ def test_unclosed_fence_runs_to_the_end_of_the_file() -> None:
     assert headings("# A\n\ntext\n\n```\n# never a heading\n\n## nor this\n") == ["A"]
 
 
+def test_fence_opened_after_a_list_marker_hides_its_comments() -> None:
+    text = "1. ```bash\n   # restart the worker\n   ```\n\n# Real\n\nbody\n"
+    assert headings(text) == ["", "Real"]
+
+
+def test_a_closing_line_indented_four_columns_deeper_is_code() -> None:
+    text = "```\n    ```\n# still code\n```\n\n# After\n\nbody\n"
+    assert headings(text) == ["", "After"]
+
+
+def test_nested_fence_closes_at_its_own_indentation() -> None:
+    text = "!!! note\n\n    ```sh\n    # comment\n    ```\n\n# After\n\nbody\n"
+    assert headings(text) == ["", "After"]
+
+
+def test_heading_like_lines_in_html_blocks_are_html() -> None:
+    text = "<!--\n# commented out\n-->\n\n<details>\n# inside details\n\n# Real\n\nbody\n"
+    assert headings(text) == ["", "Real"]
+
+
+def test_a_fence_line_inside_an_html_block_opens_no_fence() -> None:
+    assert headings("<div>\n```\n\n# After the div\n\nbody\n") == ["", "After the div"]
+
+
 def test_backtick_line_with_a_backtick_in_its_info_string_is_not_a_fence() -> None:
     assert headings("# A\n\n```inline`code```\n\n# B\n\nbody\n") == ["A", "B"]
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import AnyStr, NamedTuple
 
-from docshelf.chunking.fences import fence_end, fence_open
+from docshelf.chunking.fences import MAY_OPEN_PATTERN, fence_end, fence_open
 from docshelf.config import MAX_CHUNK_BYTES, MAX_TITLE_CHARS, OVERLAP_BYTES
 
 # Joins the titles of a heading breadcrumb: "Services > Checkout".
@@ -26,6 +26,7 @@ HEADING_SEPARATOR = " > "
 # ATX heading after at most three spaces of indent: 1-6 '#', then a space, a tab or the end.
 # (Every pattern here is linear: a line of a megabyte must not backtrack.)
 _ATX = re.compile(r"(#{1,6})(?:[ \t](.*))?")
+_UNDERLINE = re.compile(r"(?:=+|-+)[ \t]*")
 _THEMATIC_BREAK = re.compile(r"([-*_])[ \t]*(?:\1[ \t]*){2,}")
 _LIST_ITEM = re.compile(r"(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 # A GFM table delimiter row ("| --- | :-: |", "--- | ---"): pipes, dashes, colons and blanks.
@@ -49,10 +50,10 @@ _HTML_LONE_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:[ \t][^<>]*)?/?>[ \t]*"
 _FRONT_MATTER_END = re.compile(r"\n(?:---|\.\.\.)[^\S\n]*(?=\n|\Z)")
 _FRONT_MATTER_TITLE = re.compile(r"^title[ \t]*:(.*)$", re.MULTILINE)
 # A line the section scanner must visit, matched from the newline before it: one that may be an
-# ATX heading, a setext underline or an HTML block (after at most three spaces), or a fence.
-_EVENT_LINE = r"(?:[ ]{0,3}+(?:#|<|=+[ \t]*(?=\n|\Z)|-+[ \t]*(?=\n|\Z))|[ \t]*(?:```|~~~))"
+# ATX heading, a setext underline or an HTML block (after at most three spaces), or open a fence.
+_EVENT_LINE = r"(?:[ ]{0,3}+(?:#|<|=+[ \t]*(?=\n|\Z)|-+[ \t]*(?=\n|\Z))|" + MAY_OPEN_PATTERN + ")"
 # (The lookahead lets most lines fail on their first character, which halves the search time.)
-_EVENT = re.compile(r"\n(?=[ \t#<=`~-])" + _EVENT_LINE)
+_EVENT = re.compile(r"\n(?=[ \t#<=`~*+0-9-])" + _EVENT_LINE)
 _EVENT_AT_START = re.compile(_EVENT_LINE)
 _NON_BLANK = re.compile(r"\S")
 # A byte that is not ASCII whitespace (as str.isspace() sees it).
@@ -61,6 +62,8 @@ _BLANK_LINE = re.compile(r"\n[^\S\n]*(?=\n|\Z)")
 # Characters that can begin (after up to 3 spaces) a line that is more than paragraph text: a list
 # item, a quote, a table row, a thematic break, a heading or a fence.
 _SIGNIFICANT = frozenset("#`~=-*_+|<>0123456789")
+# Characters that can begin a fence's opening line (with list markers before it, or a tab).
+_FENCE_STARTS = frozenset("`~\t-+*0123456789")
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,26 +235,28 @@ def _sections(text: str) -> list[_Section]:
         stripped = line.lstrip(" ")
         first = stripped[0]
         level = 0  # set when the line ends a heading that starts at `head`
+        fence = None
         if first == "#":
             atx = _ATX.fullmatch(stripped)
             if atx is not None:
                 head, level, title = s, len(atx.group(1)), _atx_title(atx.group(2))
-        elif first in "`~\t" or len(line) - len(stripped) > 3:
-            marker = fence_open(line)
-            if marker is not None:
-                closed_at = fence_end(text, e, marker)
-                e = closed_at if closed_at >= 0 else n
-                known, known_para = (e + 1 if e < n else n), -1
-        else:  # a setext underline or an HTML tag: it depends on the open paragraph
+        elif first in _FENCE_STARTS or len(line) - len(stripped) > 3:
+            fence = fence_open(line)
+        if fence is not None:
+            closed_at = fence_end(text, e, fence)
+            e = closed_at if closed_at >= 0 else n
+            known, known_para = (e + 1 if e < n else n), -1
+        elif first in "=-<":  # a setext underline or an HTML tag: it depends on the paragraph
+            underline = first != "<" and _UNDERLINE.fullmatch(stripped) is not None
             para, setext = _paragraph(text, known, s, known_para, known_setext)
             ends = _html_block(stripped, para >= 0) if first == "<" else None
-            if first in "=-" and para >= 0 and setext:
+            if underline and para >= 0 and setext:
                 head, level = para, 1 if first == "=" else 2
                 title = text[para : s - 1]
                 if "\n" in title:
                     title = " ".join(part.strip() for part in title.split("\n"))
                 title = _title(title.strip())
-            elif first == "-" and len(stripped.rstrip(" \t")) >= 3:
+            elif underline and first == "-" and len(stripped.rstrip(" \t")) >= 3:
                 para = -1  # a thematic break
             elif ends is not None:
                 para = -1

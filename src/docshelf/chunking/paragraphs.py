@@ -25,12 +25,12 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from docshelf.chunking.fences import fence_end, fence_open, looks_like_fence
+from docshelf.chunking.fences import MAY_OPEN_PATTERN, fence_end, fence_open, looks_like_fence
 from docshelf.chunking.markdown import normalize_newlines
 from docshelf.config import PARAGRAPH_MAX_CHARS, PARAGRAPH_OVERLAP_CHARS
 
 # The lines that end a paragraph or open a fence: blank lines, and lines that may open a fence.
-_BOUNDARY_LINE = r"(?:[^\S\n]*(?=\n|\Z)|[ \t]*(?:```|~~~))"
+_BOUNDARY_LINE = r"(?:[^\S\n]*(?=\n|\Z)|" + MAY_OPEN_PATTERN + ")"
 _BOUNDARY = re.compile(r"\n" + _BOUNDARY_LINE)
 _BOUNDARY_AT_START = re.compile(_BOUNDARY_LINE)
 _BLANK_RUN = re.compile(r"(?:\n[^\S\n]*(?=\n|\Z))+")
@@ -162,17 +162,17 @@ def _blocks(source: str) -> list[_Block]:
         e = source.find("\n", s)
         e = e if e >= 0 else n
         line = source[s:e]
-        marker = fence_open(line) if line.strip() else None
-        if marker is not None:
+        fence = fence_open(line) if line.strip() else None
+        if fence is not None:
             if para >= 0:
                 close(para, s)
                 para = -1
-            end = fence_end(source, e, marker)
+            end = fence_end(source, e, fence)
             if end < 0:
-                close(s, n, marker)
+                close(s, n, fence.marker)
                 pos = n + 1
                 break
-            close(s, end, marker, True)
+            close(s, end, fence.marker, True)
             e = end
         elif not line.strip():
             if para >= 0:
