@@ -23,8 +23,8 @@ _LIST_MARKER = r"(?:[-+*]|\d{1,9}+[.)])[ \t]++"
 MAY_OPEN_PATTERN = rf"[ \t]*+(?:```|~~~|{_LIST_MARKER}(?:{_LIST_MARKER})*+(?:```|~~~))"
 # A closing line, matched from the newline before it. (The lookahead lets most lines fail on
 # their first character.)
-_BACKTICK_CLOSE = re.compile(r"\n(?=[ \t`])([ \t]*)(`{3,})[ \t]*(?=\n|\Z)")
-_TILDE_CLOSE = re.compile(r"\n(?=[ \t~])([ \t]*)(~{3,})[ \t]*(?=\n|\Z)")
+_BACKTICK_CLOSE = re.compile(r"\n(?=[ \t`])([ \t]*+)(`{3,}+)[ \t]*+(?=\n|\Z)")
+_TILDE_CLOSE = re.compile(r"\n(?=[ \t~])([ \t]*+)(~{3,}+)[ \t]*+(?=\n|\Z)")
 # A closing line may be indented this many columns deeper than the opening marker.
 CLOSING_INDENT = 3
 TAB_STOP = 4

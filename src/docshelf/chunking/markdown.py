@@ -136,16 +136,16 @@ def split_markdown(path: str, text: str) -> list[Chunk]:
     chunks: list[Chunk] = []
     line_at, line_no = 0, 1  # line_no is the number of the line at offset line_at
     for start, body_start, end, heading in _sections(text):
-        raw = text[start:end]
-        visible_end = len(raw.rstrip())
-        if visible_end <= body_start - start:
+        visible_end = end  # one past the section's last character that is not whitespace
+        while visible_end > start and text[visible_end - 1].isspace():
+            visible_end -= 1
+        if visible_end <= body_start:
             continue  # blank, or nothing but the heading: structure, not content
-        lead = 0  # a section with a heading starts with it; one without, at its first text
-        if start == body_start and (m := _NON_BLANK.search(raw)) is not None:
-            lead = raw.rfind("\n", 0, m.start()) + 1
-        cut = raw.find("\n", visible_end)
-        piece = raw[lead:cut] if cut >= 0 else raw[lead:]
-        a = start + lead
+        a = start  # a section with a heading starts with it; one without, at its first text
+        if start == body_start and (m := _NON_BLANK.search(text, start, end)) is not None:
+            a = text.rfind("\n", start, m.start()) + 1 or start
+        b = text.find("\n", visible_end, end)
+        piece = text[a : b if b >= 0 else end]
         line_no += text.count("\n", line_at, a)
         line_at = a
         if len(piece) <= MAX_CHUNK_BYTES and (
