@@ -240,7 +240,9 @@ def _sections(text: str) -> list[_Section]:
             atx = _ATX.fullmatch(stripped)
             if atx is not None:
                 head, level, title = s, len(atx.group(1)), _atx_title(atx.group(2))
-        elif first in _FENCE_STARTS or len(line) - len(stripped) > 3:
+        elif (first in _FENCE_STARTS or len(line) - len(stripped) > 3) and (
+            "`" in line or "~" in line
+        ):
             fence = fence_open(line)
         if fence is not None:
             closed_at = fence_end(text, e, fence)
