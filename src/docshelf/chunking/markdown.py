@@ -250,7 +250,10 @@ def _sections(text: str) -> list[_Section]:
             known, known_para = (e + 1 if e < n else n), -1
         elif first in "=-<":  # a setext underline or an HTML tag: it depends on the paragraph
             underline = first != "<" and _UNDERLINE.fullmatch(stripped) is not None
-            para, setext = _paragraph(text, known, s, known_para, known_setext)
+            if known == s:  # the line before settled the state
+                para, setext = known_para, known_setext
+            else:
+                para, setext = _paragraph(text, known, s, known_para, known_setext)
             ends = _html_block(stripped, para >= 0) if first == "<" else None
             if underline and para >= 0 and setext:
                 head, level = para, 1 if first == "=" else 2
