@@ -104,6 +104,35 @@ def test_bad_input_gives_one_line_naming_the_file_and_a_non_zero_exit(
     assert "Traceback" not in result.stderr
 
 
+def test_table_lines_of_text_chunks_count_in_the_normalised_file(tmp_path: Path) -> None:
+    (tmp_path / "crlf.txt").write_bytes(b"a\r\n\r\nb\r\n\r\nc\r\n")
+    (tmp_path / "cr.txt").write_bytes(b"a\r\rb\r\rc\r")
+    for name in ("crlf.txt", "cr.txt"):
+        result = run("chunk", str(tmp_path / name), "--chunker", "paragraph")
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines()[1].split()[-2] == "1-5", result.stdout
+
+
+def test_a_file_name_that_is_not_utf8_is_refused_by_name(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ok.md").write_text("# ok\n\nfine\n")
+    with open(os.path.join(os.fsencode(docs), b"caf\xe9.md"), "wb") as f:
+        f.write(b"# Caf\xc3\xa9\n\nmenu\n")
+    for extra in ([], ["--json"]):
+        result = run("chunk", str(docs), *extra)
+        assert result.returncode == 1
+        assert result.stderr.count("\n") == 1, result.stderr
+        assert "caf\\udce9.md: the file name is not UTF-8" in result.stderr
+
+
+def test_a_path_the_system_refuses_is_one_line(tmp_path: Path) -> None:
+    result = run("chunk", str(tmp_path / ("a" * 300)))
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert "cannot be read (File name too long)" in result.stderr
+
+
 def test_a_bad_file_inside_a_directory_is_named(tmp_path: Path) -> None:
     (tmp_path / "good.md").write_text("# ok\n\nfine\n")
     (tmp_path / "sub").mkdir()

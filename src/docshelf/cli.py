@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,9 @@ import click
 from docshelf import __version__
 from docshelf.app import ChunkedFile, ChunkerChoice, chunk_paths
 from docshelf.chunking import Chunk, TextChunk
+from docshelf.chunking.text import prepare
 from docshelf.errors import DocshelfError
+from docshelf.workspace import shown
 
 # Widest heading shown in the `chunk` table before it is cut with an ellipsis.
 TABLE_HEADING_WIDTH = 48
@@ -84,8 +87,9 @@ def _table(results: list[ChunkedFile]) -> str:
                 index, heading, text = c.index, c.heading, c.content
                 first, last = c.start_line, c.end_line
             else:
-                if newlines is None:
-                    newlines = [i for i, ch in enumerate(r.file.text) if ch == "\n"]
+                if newlines is None:  # offsets count in the prepared text, and so do lines
+                    prepared = prepare(r.file.text)
+                    newlines = [m.start() for m in re.finditer("\n", prepared)]
                 index, heading, text = c.chunk_index, "", c.text
                 first = bisect.bisect_left(newlines, c.char_start) + 1
                 last = bisect.bisect_left(newlines, c.char_end - 1) + 1
@@ -96,7 +100,7 @@ def _table(results: list[ChunkedFile]) -> str:
             if len(heading) > TABLE_HEADING_WIDTH:
                 heading = heading[: TABLE_HEADING_WIDTH - 1] + "…"
             lines = f"{first}-{last}" if last != first else str(first)
-            rows.append((r.file.path, str(index), heading, lines, str(size)))
+            rows.append((shown(r.file.path), str(index), shown(heading), lines, str(size)))
     header = ("PATH", "#", "HEADING", "LINES", "BYTES")
     widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(header)]
     out = []

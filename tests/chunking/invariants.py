@@ -7,7 +7,8 @@ from itertools import pairwise
 
 from docshelf.chunking import Chunk, TextChunk
 from docshelf.chunking.fences import Fence, fence_closes, fence_open, looks_like_fence
-from docshelf.chunking.markdown import _front_matter, _sections, normalize_newlines, prepare
+from docshelf.chunking.markdown import _front_matter, _sections
+from docshelf.chunking.text import prepare, utf8_size
 from docshelf.config import MAX_CHUNK_BYTES, OVERLAP_BYTES
 
 
@@ -70,21 +71,23 @@ def check_markdown(path: str, text: str, chunks: list[Chunk]) -> None:
     for i, c in enumerate(chunks):
         assert c.path == path
         assert c.index == i
-        assert len(c.content.encode()) <= MAX_CHUNK_BYTES, (i, len(c.content.encode()))
+        assert utf8_size(c.content) <= MAX_CHUNK_BYTES, (i, utf8_size(c.content))
         assert c.content.strip(), "a chunk is never blank"
         assert 1 <= c.start_line <= c.end_line <= len(lines)
         whole = "\n".join(lines[c.start_line - 1 : c.end_line])
         if c.content != whole:
             # Only a line longer than the budget is cut, into consecutive slices.
             assert c.start_line == c.end_line
-            assert len(whole.encode()) > MAX_CHUNK_BYTES
+            assert utf8_size(whole) > MAX_CHUNK_BYTES
             fragments.setdefault(c.start_line - 1, []).append(c.content)
         first = section_of[c.start_line - 1]
         assert section_of[c.end_line - 1] == first, "a chunk never spans two sections"
         assert c.heading == sections[first].heading
         covered.update(range(c.start_line - 1, c.end_line))
     for j, pieces in fragments.items():
-        assert "".join(pieces) == lines[j]
+        # Consecutive slices of the line; only slices of nothing but blanks are left out.
+        assert "".join("".join(pieces).split()) == "".join(lines[j].split())
+        assert all(piece in lines[j] for piece in pieces)
 
     # Every non-blank body line of a kept section is in some chunk.
     for s in sections:
@@ -113,7 +116,7 @@ def check_markdown(path: str, text: str, chunks: list[Chunk]) -> None:
 def check_paragraphs(
     text: str, chunks: list[TextChunk], max_chars: int, overlap_chars: int
 ) -> None:
-    source = normalize_newlines(text)
+    source = prepare(text)
     clamp = min(max(overlap_chars, 0), max_chars // 4)
     position = 0
     previous: TextChunk | None = None
@@ -126,15 +129,18 @@ def check_paragraphs(
         # Whitespace is all that lies between one chunk's content and the next.
         assert not source[position : c.char_start].strip(), "text between chunks is lost"
         position = c.char_end
-        assert c.tokens == -(-len(c.text.split()) * 4 // 3)
         fence_lines = [line for line in c.text.split("\n") if looks_like_fence(line)]
         outside_fences = "\n".join(ln for ln in c.text.split("\n") if not looks_like_fence(ln))
         assert len(outside_fences.strip()) <= max_chars, "only fence lines may exceed the budget"
         if not fence_lines:
             assert len(c.text) <= max_chars
-        # The text is [fence opener] [copied tail] own content [fence closer].
+        # The text is [fence opener] [copied tail] own content [fence closer]; the tokens are
+        # estimated on all of it but the tail.
+        tails = [_overlap(prefix, previous, source, clamp) for prefix in _prefixes(c.text, own)]
+        words = len(c.text.split())
         assert any(
-            _is_overlap(prefix, previous, source, clamp) for prefix in _prefixes(c.text, own)
+            tail is not None and c.tokens == -(-(words - len(tail.split())) * 4 // 3)
+            for tail in tails
         ), c
         previous = c
     assert not source[position:].strip(), "text after the last chunk is lost"
@@ -148,25 +154,27 @@ def _prefixes(text: str, own: str) -> list[str]:
     return [text[: len(text) - len(end)] for end in endings if text.endswith(end)]
 
 
-def _is_overlap(prefix: str, previous: TextChunk | None, source: str, clamp: int) -> bool:
-    """Whether `prefix` is empty, or a repeated fence opener and/or a tail of the previous chunk's
-    own content within the clamp, that holds no fence line."""
+def _overlap(prefix: str, previous: TextChunk | None, source: str, clamp: int) -> str | None:
+    """The copied tail in `prefix` ("" for none) when `prefix` is empty, or a repeated fence
+    opener and/or a tail of the previous chunk's own content within the clamp that holds no fence
+    line; None when it is anything else."""
     if not prefix:
-        return True
+        return ""
     if not prefix.endswith("\n"):
-        return False
+        return None
     lines = prefix[:-1].split("\n")
     if looks_like_fence(lines[0]):
         lines = lines[1:]  # the repeated opener
     tail = "\n".join(lines)
     if not tail:
-        return True
-    return (
+        return ""
+    valid = (
         previous is not None
         and len(tail) <= clamp
         and source[previous.char_start : previous.char_end].endswith(tail)
         and not any(looks_like_fence(line) for line in lines)
     )
+    return tail if valid else None
 
 
 def fence_balanced(text: str) -> bool:

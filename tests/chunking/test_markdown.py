@@ -159,9 +159,38 @@ def test_a_10kb_line_of_multibyte_characters_is_wrapped_at_character_boundaries(
     line = "日本語のドキュメント" * 350  # 3,500 characters, 10,500 bytes
     chunks = split_markdown("ja.md", f"# 見出し\n\n{line}\n")
     assert all(len(c.content.encode()) <= MAX_CHUNK_BYTES for c in chunks)
-    assert chunks[0].content == "# 見出し"
-    assert "".join(c.content for c in chunks[1:]) == line
-    assert all(c.start_line == c.end_line == 3 for c in chunks[1:])
+    assert "".join(c.content for c in chunks) == line
+    assert all(c.start_line == c.end_line == 3 and c.heading == "見出し" for c in chunks)
+
+
+def test_a_heading_whose_first_line_does_not_fit_beside_it_is_no_chunk_of_its_own() -> None:
+    long_line = "Retry " * 332  # 1,992 bytes: fits alone, not beside the heading
+    text = f"# Checkout\n\n## Retries\n\n{long_line}\n\nSecond paragraph.\n"
+    chunks = split_markdown("checkout.md", text)
+    assert [c.content for c in chunks] == [long_line, "Second paragraph."]
+    assert all(c.heading == "Checkout > Retries" for c in chunks)
+    check_markdown("checkout.md", text, chunks)
+
+
+def test_a_long_run_of_blanks_gives_no_blank_chunk() -> None:
+    for blanks in (" " * 5000, "\u3000" * 3000, "\t" * 5000):
+        text = f"x{blanks}y"
+        chunks = split_markdown("x.md", text)
+        assert [c.content.strip() for c in chunks if c.content.strip()] == ["x", "y"]
+        assert all(c.content.strip() for c in chunks)
+        check_markdown("x.md", text, chunks)
+
+
+def test_lone_surrogates_are_counted_not_fatal() -> None:
+    text = "# T\n\n" + "a\ud800 " * 600
+    chunks = split_markdown("x.md", text)
+    assert chunks
+    check_markdown("x.md", text, chunks)
+
+
+def test_a_thematic_break_opening_a_file_is_not_front_matter() -> None:
+    text = "---\n\nWelcome to the guide.\n\n# Install\n\nRun it.\n\n...\n\n# Use\n\nCall it.\n"
+    assert headings(text) == ["", "Install", "Use"]
 
 
 def test_hard_wrap_prefers_a_space_in_the_second_half() -> None:

@@ -97,6 +97,24 @@ def test_offsets_index_the_text_with_normalised_newlines() -> None:
     assert [normalised[c.char_start : c.char_end] for c in chunks] == ["one", "two"]
 
 
+def test_a_byte_order_mark_is_dropped_before_offsets_are_counted() -> None:
+    code = "\n".join(f"line_{i} = {i}" for i in range(80))
+    text = f"\ufeff```python\n{code}\n```\n"
+    chunks = chunk_text(text, max_chars=300, overlap_chars=0)
+    assert len(chunks) > 1
+    assert all(fence_balanced(c.text) for c in chunks)
+    assert chunks[0].char_start == 0 and chunks[0].text.startswith("```python")
+    assert chunk_text("\ufeff") == []
+    check_paragraphs(text, chunks, 300, 0)
+
+
+def test_tokens_count_the_chunk_before_its_overlap() -> None:
+    text = "one two three four five six.\n\nseven eight."
+    chunks = chunk_text(text, max_chars=30, overlap_chars=7)
+    assert chunks[1].text == "six.\nseven eight."
+    assert chunks[1].tokens == estimate_tokens("seven eight.")
+
+
 def test_tokens_are_words_over_three_quarters_rounded_up() -> None:
     assert estimate_tokens("") == 0
     assert estimate_tokens("one") == 2

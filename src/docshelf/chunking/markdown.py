@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import AnyStr, NamedTuple
 
 from docshelf.chunking.fences import MAY_OPEN_PATTERN, fence_end, fence_open
+from docshelf.chunking.text import from_utf8, prepare, utf8, utf8_size
 from docshelf.config import MAX_CHUNK_BYTES, MAX_TITLE_CHARS, OVERLAP_BYTES
 
 # Joins the titles of a heading breadcrumb: "Services > Checkout".
@@ -49,6 +50,10 @@ _HTML_RAW_END = re.compile(r"</(?:pre|script|style|textarea)>", re.IGNORECASE)
 _HTML_LONE_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:[ \t][^<>]*)?/?>[ \t]*")
 _FRONT_MATTER_END = re.compile(r"\n(?:---|\.\.\.)[^\S\n]*(?=\n|\Z)")
 _FRONT_MATTER_TITLE = re.compile(r"^title[ \t]*:(.*)$", re.MULTILINE)
+# A line front matter cannot hold: not blank, indented, a comment, a list item or "key:".
+_NOT_YAML = re.compile(
+    r"\n(?![ \t#]|-(?:[ \t]|(?=\n|\Z))|[^\s:][^:\n]*:(?:[ \t]|(?=\n|\Z))|[^\S\n]*(?=\n|\Z))"
+)
 # A line the section scanner must visit, matched from the newline before it: one that may be an
 # ATX heading, a setext underline or an HTML block (after at most three spaces), or open a fence.
 _EVENT_LINE = r"(?:[ ]{0,3}+(?:#|<|=+[ \t]*(?=\n|\Z)|-+[ \t]*(?=\n|\Z))|" + MAY_OPEN_PATTERN + ")"
@@ -107,26 +112,12 @@ class _Section(NamedTuple):
     heading: str
 
 
-def normalize_newlines(text: str) -> str:
-    """CRLF and lone CR become LF."""
-    if "\r" not in text:
-        return text
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
 def embedding_input(chunk: Chunk) -> str:
     """What is embedded for a chunk: its path and heading carry words a question uses when the
     body does not ("services.md", "Checkout")."""
     if chunk.heading:
         return f"{chunk.path}\n{chunk.heading}\n\n{chunk.content}"
     return f"{chunk.path}\n\n{chunk.content}"
-
-
-def prepare(text: str) -> str:
-    """The text chunks are cut from and counted in: newlines normalised, a byte order mark
-    dropped."""
-    text = normalize_newlines(text)
-    return text[1:] if text.startswith("\ufeff") else text
 
 
 def split_markdown(path: str, text: str) -> list[Chunk]:
@@ -149,7 +140,7 @@ def split_markdown(path: str, text: str) -> list[Chunk]:
         line_no += text.count("\n", line_at, a)
         line_at = a
         if len(piece) <= MAX_CHUNK_BYTES and (
-            piece.isascii() or len(piece.encode()) <= MAX_CHUNK_BYTES
+            piece.isascii() or len(utf8(piece)) <= MAX_CHUNK_BYTES
         ):
             last = line_no + piece.count("\n")
             chunks.append(_new_chunk(path, len(chunks), heading, piece, line_no, last))
@@ -158,7 +149,7 @@ def split_markdown(path: str, text: str) -> list[Chunk]:
         packed = (
             _pack(piece, "\n", body)
             if piece.isascii()
-            else _pack(piece.encode(), b"\n", _size(piece[:body]))
+            else _pack(utf8(piece), b"\n", utf8_size(piece[:body]))
         )
         for content, first, last in packed:
             chunks.append(
@@ -173,8 +164,8 @@ def _front_matter(text: str) -> tuple[int, str]:
     if first_end < 0 or text[:first_end].rstrip() != "---":
         return 0, ""
     m = _FRONT_MATTER_END.search(text, first_end)
-    if m is None:
-        return 0, ""
+    if m is None or _NOT_YAML.search(text, first_end, m.start() + 1) is not None:
+        return 0, ""  # a thematic break, then prose: no front matter
     end = m.end() + 1 if m.end() < len(text) else m.end()
     title = _FRONT_MATTER_TITLE.search(text, first_end, m.start() + 1)
     return end, _title(_unquote(title.group(1).strip())) if title else ""
@@ -378,8 +369,10 @@ def _pack(data: AnyStr, newline: AnyStr, body: int) -> Iterator[tuple[str, int, 
 
     Cuts fall only between lines. A later piece starts with the trailing whole body lines of the
     piece before it that fit in OVERLAP_BYTES (never the heading). A line longer than the budget
-    becomes pieces of its own, cut at character boundaries, without overlap. Runs of lines that
-    fit are taken in one step, found by searching for the last newline within the budget.
+    becomes pieces of its own, cut at character boundaries, without overlap. A piece that would
+    hold nothing but the heading (its first body line does not fit beside it) is not made: the
+    breadcrumb carries the heading. Runs of lines that fit are taken in one step, found by
+    searching for the last newline within the budget.
     """
     n = len(data)
     counted, counted_lines = 0, 0  # the number of lines before offset `counted`
@@ -404,11 +397,16 @@ def _pack(data: AnyStr, newline: AnyStr, body: int) -> Iterator[tuple[str, int, 
             stop = stop if stop >= 0 else len(text)
         content = text[lead:stop] if lead or stop < len(text) else text
         first = line_of(a) + (text.count("\n", 0, lead) if lead else 0)
-        start = a + _size(text[:lead]) if lead else a
-        end = b - _size(text[stop:]) if stop < len(text) else b
+        start = a + utf8_size(text[:lead]) if lead else a
+        end = b - utf8_size(text[stop:]) if stop < len(text) else b
         return content, first, first + content.count("\n"), start, end
 
-    cur, end, fresh = 0, -1, False  # the piece is data[cur:end]; end < 0 while it is empty
+    def news(a: int, b: int) -> bool:  # whether data[a:b] holds text of the body
+        return b > body and _visible(data, max(a, body), b)
+
+    # The piece is data[cur:end] (end < 0 while it is empty); it is `fresh` once it holds body text
+    # that no piece before it held: only overlap, blank lines or the heading make no piece.
+    cur, end, fresh = 0, -1, False
     j = 0  # where the next line starts
     while True:
         line_end = data.find(newline, j)
@@ -420,7 +418,8 @@ def _pack(data: AnyStr, newline: AnyStr, body: int) -> Iterator[tuple[str, int, 
             if _visible(data, j, line_end):
                 at = line_of(j)
                 for fragment in hard_wrap(_decode(data[j:line_end]), MAX_CHUNK_BYTES):
-                    yield fragment, at, at
+                    if not fragment.isspace():  # a long run of blanks is no chunk
+                        yield fragment, at, at
             end, fresh = -1, False
             if line_end >= n:
                 break
@@ -428,9 +427,9 @@ def _pack(data: AnyStr, newline: AnyStr, body: int) -> Iterator[tuple[str, int, 
             continue
         if end < 0 or (not fresh and line_end - cur > MAX_CHUNK_BYTES):
             # Start a piece here; a piece of only overlap and blank lines is dropped, not repeated.
-            cur, end, fresh = j, line_end, _visible(data, j, line_end)
+            cur, end, fresh = j, line_end, news(j, line_end)
         elif line_end - cur <= MAX_CHUNK_BYTES:
-            end, fresh = line_end, fresh or _visible(data, j, line_end)
+            end, fresh = line_end, fresh or news(j, line_end)
         else:
             content, first, last, first_start, last_end = piece(cur, end)
             yield content, first, last
@@ -441,16 +440,16 @@ def _pack(data: AnyStr, newline: AnyStr, body: int) -> Iterator[tuple[str, int, 
             while 0 < k <= last_end and not _visible(data, k, _line_end(data, newline, k)):
                 k = _line_end(data, newline, k) + 1
             cur = k if 0 < k <= last_end else j
-            end, fresh = line_end, _visible(data, j, line_end)
+            end, fresh = line_end, news(j, line_end)
         # Take every following line that still fits, in one step.
         limit = cur + MAX_CHUNK_BYTES
         if n <= limit:
-            fresh = fresh or _visible(data, end, n)
+            fresh = fresh or news(end, n)
             end = n
         else:
             q = data.rfind(newline, end + 1, limit + 1)
             if q > end:
-                fresh = fresh or _visible(data, end, q)
+                fresh = fresh or news(end, q)
                 end = q
         if end >= n:
             break
@@ -460,12 +459,7 @@ def _pack(data: AnyStr, newline: AnyStr, body: int) -> Iterator[tuple[str, int, 
 
 
 def _decode(data: str | bytes) -> str:
-    return data.decode() if isinstance(data, bytes) else data
-
-
-def _size(text: str) -> int:
-    """Bytes of UTF-8."""
-    return len(text) if text.isascii() else len(text.encode())
+    return from_utf8(data) if isinstance(data, bytes) else data
 
 
 def _line_end(data: AnyStr, newline: AnyStr, start: int) -> int:
@@ -485,7 +479,7 @@ def _visible(data: str | bytes, a: int, b: int) -> bool:
         start = data.rfind(b"\n", a, m.start()) + 1 or a
         end = data.find(b"\n", m.start(), b)
         end = end if end >= 0 else b
-        if data[start:end].decode().strip():
+        if from_utf8(data[start:end]).strip():
             return True
         m = _NON_ASCII_SPACE.search(data, end, b)
     return False
@@ -498,7 +492,7 @@ def hard_wrap(line: str, budget: int) -> list[str]:
     if line.isascii():
         data: bytes | str = line
     else:
-        data = line.encode()
+        data = utf8(line)
     pieces: list[str] = []
     pos, n = 0, len(data)
     while pos < n:
@@ -513,6 +507,6 @@ def hard_wrap(line: str, budget: int) -> list[str]:
             if space > pos:
                 cut = space + 1
         piece = data[pos:cut]
-        pieces.append(piece.decode() if isinstance(piece, bytes) else piece)
+        pieces.append(from_utf8(piece) if isinstance(piece, bytes) else piece)
         pos = cut
     return pieces

@@ -12,11 +12,12 @@ Rules:
    original opening line and, when the block was closed, the closing line, so each piece renders
    as code. Such a piece exceeds `max_chars` only when the fence lines alone leave less than a
    quarter of the budget.
-5. `tokens = ceil(words / 0.75)` of the chunk's text, an estimate for budgeting only.
+5. `tokens = ceil(words / 0.75)` of the chunk's text before the overlap is copied in, an
+   estimate for budgeting only.
 
-Offsets index the text after CRLF and lone CR became LF (the text itself, when it has no CR):
-`normalized[char_start:char_end]` is exactly the chunk's own content, without the copied overlap
-or the repeated fence lines.
+Offsets index the text after CRLF and lone CR became LF and a leading byte order mark was dropped
+(the text itself, when it has neither): `prepared[char_start:char_end]` is exactly the chunk's own
+content, without the copied overlap or the repeated fence lines.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from docshelf.chunking.fences import MAY_OPEN_PATTERN, fence_end, fence_open, looks_like_fence
-from docshelf.chunking.markdown import normalize_newlines
+from docshelf.chunking.text import prepare
 from docshelf.config import PARAGRAPH_MAX_CHARS, PARAGRAPH_OVERLAP_CHARS
 
 # The lines that end a paragraph or open a fence: blank lines, and lines that may open a fence.
@@ -83,7 +84,7 @@ def chunk_text(
     if max_chars < 1:
         raise ValueError(f"max_chars must be at least 1, got {max_chars}")
     overlap = min(max(overlap_chars, 0), max_chars // 4)
-    source = normalize_newlines(text)
+    source = prepare(text)
 
     pieces: list[_Piece] = []
     for block in _blocks(source):
@@ -124,7 +125,7 @@ def chunk_text(
                 body = f"{piece.fence_line}\n{tail}\n{inner}"
             elif tail:
                 body = f"{tail}\n{text}"
-        chunks.append(TextChunk(len(chunks), body, piece.start, piece.end, estimate_tokens(body)))
+        chunks.append(TextChunk(len(chunks), body, piece.start, piece.end, estimate_tokens(text)))
         previous = piece
     return chunks
 
