@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import AnyStr, NamedTuple
 
 from docshelf.chunking.fences import MAY_OPEN_PATTERN, fence_end, fence_open
-from docshelf.chunking.text import from_utf8, prepare, utf8, utf8_size
+from docshelf.chunking.text import NON_BLANK, from_utf8, prepare, utf8, utf8_size
 from docshelf.config import MAX_CHUNK_BYTES, MAX_TITLE_CHARS, OVERLAP_BYTES
 
 # Joins the titles of a heading breadcrumb: "Services > Checkout".
@@ -60,7 +60,6 @@ _EVENT_LINE = r"(?:[ ]{0,3}+(?:#|<|=+[ \t]*(?=\n|\Z)|-+[ \t]*(?=\n|\Z))|" + MAY_
 # (The lookahead lets most lines fail on their first character, which halves the search time.)
 _EVENT = re.compile(r"\n(?=[ \t#<=`~*+0-9-])" + _EVENT_LINE)
 _EVENT_AT_START = re.compile(_EVENT_LINE)
-_NON_BLANK = re.compile(r"\S")
 # A byte that is not ASCII whitespace (as str.isspace() sees it).
 _NON_ASCII_SPACE = re.compile(rb"[^\t\n\x0b\x0c\r\x1c-\x1f ]")
 _BLANK_LINE = re.compile(r"\n[^\S\n]*(?=\n|\Z)")
@@ -133,7 +132,7 @@ def split_markdown(path: str, text: str) -> list[Chunk]:
         if visible_end <= body_start:
             continue  # blank, or nothing but the heading: structure, not content
         a = start  # a section with a heading starts with it; one without, at its first text
-        if start == body_start and (m := _NON_BLANK.search(text, start, end)) is not None:
+        if start == body_start and (m := NON_BLANK.search(text, start, end)) is not None:
             a = text.rfind("\n", start, m.start()) + 1 or start
         b = text.find("\n", visible_end, end)
         piece = text[a : b if b >= 0 else end]
@@ -389,7 +388,7 @@ def _pack(data: AnyStr, newline: AnyStr, body: int) -> Iterator[tuple[str, int, 
         text = _decode(data[a:b])
         lead, stop = 0, len(text)
         if text[0].isspace():
-            visible = _NON_BLANK.search(text)
+            visible = NON_BLANK.search(text)
             assert visible is not None  # the piece holds a fresh non-blank line
             lead = text.rfind("\n", 0, visible.start()) + 1
         if text[-1].isspace():
@@ -470,7 +469,7 @@ def _line_end(data: AnyStr, newline: AnyStr, start: int) -> int:
 def _visible(data: str | bytes, a: int, b: int) -> bool:
     """Whether data[a:b] (whole lines) holds a character that is not whitespace."""
     if isinstance(data, str):
-        return _NON_BLANK.search(data, a, b) is not None
+        return NON_BLANK.search(data, a, b) is not None
     m = _NON_ASCII_SPACE.search(data, a, b)
     while m is not None:
         if data[m.start()] < 0x80:

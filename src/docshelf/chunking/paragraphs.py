@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from docshelf.chunking.fences import MAY_OPEN_PATTERN, fence_end, fence_open, looks_like_fence
-from docshelf.chunking.text import prepare
+from docshelf.chunking.text import NON_BLANK, prepare
 from docshelf.config import PARAGRAPH_MAX_CHARS, PARAGRAPH_OVERLAP_CHARS
 
 # The lines that end a paragraph or open a fence: blank lines, and lines that may open a fence.
@@ -35,7 +35,6 @@ _BOUNDARY_LINE = r"(?:[^\S\n]*(?=\n|\Z)|" + MAY_OPEN_PATTERN + ")"
 _BOUNDARY = re.compile(r"\n" + _BOUNDARY_LINE)
 _BOUNDARY_AT_START = re.compile(_BOUNDARY_LINE)
 _BLANK_RUN = re.compile(r"(?:\n[^\S\n]*(?=\n|\Z))+")
-_NON_BLANK = re.compile(r"\S")
 _BLANK = re.compile(r"\s")
 
 
@@ -140,7 +139,7 @@ def _blocks(source: str) -> list[_Block]:
     n = len(source)
 
     def close(a: int, b: int, marker: str | None = None, closed: bool = False) -> None:
-        visible = _NON_BLANK.search(source, a, b)
+        visible = NON_BLANK.search(source, a, b)
         if visible is not None:
             a = visible.start()
             while source[b - 1].isspace():

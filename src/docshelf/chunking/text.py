@@ -8,6 +8,11 @@ bytes it would take, rather than failing.
 
 from __future__ import annotations
 
+import re
+
+# Finds the first character that is not whitespace (as str.isspace() sees it).
+NON_BLANK = re.compile(r"\S")
+
 
 def normalize_newlines(text: str) -> str:
     """CRLF and lone CR become LF."""
