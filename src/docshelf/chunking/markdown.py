@@ -436,8 +436,11 @@ def _pack(data: AnyStr, newline: AnyStr, body: int) -> Iterator[tuple[str, int, 
             # line, within OVERLAP_BYTES, that leaves room for the line at j.
             lower = max(last_end - OVERLAP_BYTES, line_end - MAX_CHUNK_BYTES, body, first_start + 1)
             k = lower if data[lower - 1 : lower] == newline else data.find(newline, lower) + 1
-            while 0 < k <= last_end and not _visible(data, k, _line_end(data, newline, k)):
-                k = _line_end(data, newline, k) + 1
+            while 0 < k <= last_end:  # the overlap starts at a line that is not blank
+                k_end = _line_end(data, newline, k)
+                if _visible(data, k, k_end):
+                    break
+                k = k_end + 1
             cur = k if 0 < k <= last_end else j
             end, fresh = line_end, news(j, line_end)
         # Take every following line that still fits, in one step.
