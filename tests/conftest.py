@@ -1,10 +1,22 @@
-"""Shared test set-up: hypothesis profiles and the read-only shared data beside the checkout."""
+"""Shared test set-up: hypothesis profiles, the read-only shared data beside the checkout, and a
+real PostgreSQL 16 with pgvector from the `pgserver` package.
+
+One PostgreSQL server per test session, started when a test first asks for it, its data directory
+under /tmp (as root, pgserver runs the server as its own `pgserver` user, which cannot enter
+/root), stopped and removed at the end. Each test gets its own database.
+"""
 
 from __future__ import annotations
 
+import itertools
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
+import pgserver
+import psycopg
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -29,3 +41,27 @@ def shared_data() -> Path:
     """../shared/data, which CI lays beside the checkout. Missing data fails, never skips."""
     assert SHARED_DATA.is_dir(), f"{SHARED_DATA} is missing: the tests read ../shared/data"
     return SHARED_DATA
+
+
+_DATABASES = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[pgserver.PostgresServer]:
+    data = Path(tempfile.mkdtemp(prefix="docshelf-pg-", dir="/tmp"))
+    server = pgserver.get_server(data, cleanup_mode="stop")
+    try:
+        yield server
+    finally:
+        server.cleanup()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture
+def postgres_url(postgres_server: pgserver.PostgresServer) -> str:
+    """The URL of a new, empty database on the session's server."""
+    name = f"docshelf_test_{next(_DATABASES)}"
+    admin = postgres_server.get_uri()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return postgres_server.get_uri(name)

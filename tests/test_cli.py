@@ -1,4 +1,4 @@
-"""`docshelf chunk` through the installed console script, as a user runs it."""
+"""The commands through the installed console script, as a user runs it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from docshelf.rows import ChunkRow
+from docshelf.stores import SQLiteStore
+from docshelf.stores.postgres import PostgresStore
 
 DOCSHELF = Path(sys.executable).with_name("docshelf")
 
@@ -188,3 +193,96 @@ def test_output_into_a_closed_pipe_is_not_an_error(docs: Path) -> None:
         ["bash", "-o", "pipefail", "-c", shell], check=False, capture_output=True, text=True
     )
     assert "Traceback" not in result.stderr
+
+
+def test_embed_prints_one_unit_vector_per_text_and_names_the_model() -> None:
+    result = run("embed", "Who owns Checkout?", "payment timeout")
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [len(r) for r in rows] == [384, 384]
+    assert sum(x * x for x in rows[0]) == pytest.approx(1.0, abs=1e-3)
+    assert "sentence-transformers/all-MiniLM-L6-v2: 384 dimensions, 2 texts" in result.stderr
+
+
+def test_embed_with_options_of_another_embedder_is_one_line_error() -> None:
+    result = run("embed", "x", "--base-url", "http://127.0.0.1:9/v1")
+    assert result.returncode == 1
+    assert result.stderr.startswith("docshelf: error: --base-url and --dimensions")
+    assert "Traceback" not in result.stderr
+    refused = run("embed", "x", "--embedder", "none")
+    assert refused.returncode == 2
+    assert "makes no vectors" in refused.stderr
+
+
+def test_status_of_a_store_that_does_not_exist_says_to_index(tmp_path: Path) -> None:
+    result = run("status", "--store", str(tmp_path / "missing.sqlite3"))
+    assert result.returncode == 1
+    assert "nothing is indexed there yet" in result.stderr
+    assert "docshelf index" in result.stderr
+    assert not (tmp_path / "missing.sqlite3").exists()
+
+
+def test_status_shows_the_model_the_current_ref_and_chunks_per_ref(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite3"
+    row = ChunkRow("docs/a.md", 0, "A", "text", 1, 2, "h", np.ones(4, dtype=np.float32) / 2)
+    with SQLiteStore.open(path, model_id="tiny-model", dim=4) as store:
+        store.replace_doc_chunks("repo", "a" * 40, [row, row])
+        store.replace_doc_chunks("repo", "b" * 40, [row])
+        store.set_current("repo", "b" * 40)
+    table = run("status", "--store", str(path))
+    assert table.returncode == 0, table.stderr
+    assert "model: tiny-model (4 dimensions)" in table.stdout
+    assert f"workspace repo: current {'b' * 40}" in table.stdout
+    assert f"* {'b' * 40}  1 chunks" in table.stdout
+    as_json = subprocess.run(
+        [str(DOCSHELF), "status", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "DOCSHELF_STORE": str(path)},
+    )
+    assert json.loads(as_json.stdout) == {
+        "store": str(path),
+        "model": "tiny-model",
+        "dim": 4,
+        "workspaces": [
+            {"workspace": "repo", "current": "b" * 40, "refs": {"a" * 40: 2, "b" * 40: 1}}
+        ],
+    }
+
+
+def test_status_never_imports_torch(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite3"
+    SQLiteStore.open(path, model_id="m", dim=4).close()
+    code = (
+        "import sys\n"
+        "from docshelf.cli import main\n"
+        f"sys.argv = ['docshelf', 'status', '--store', {str(path)!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print([m for m in ('torch', 'sentence_transformers') if m in sys.modules], "
+        "file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.stderr.strip().endswith("[]"), result.stderr
+
+
+def test_status_reads_a_postgresql_store_from_the_environment(postgres_url: str) -> None:
+    with PostgresStore.open(postgres_url, model_id="tiny-model", dim=4) as store:
+        row = ChunkRow("docs/a.md", 0, "A", "text", 1, 2, "h", np.ones(4, dtype=np.float32) / 2)
+        store.replace_doc_chunks("repo", "c" * 40, [row])
+        store.set_current("repo", "c" * 40)
+    result = subprocess.run(
+        [str(DOCSHELF), "status", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "DOCSHELF_STORE": postgres_url},
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["model"], report["dim"]) == ("tiny-model", 4)
+    assert report["workspaces"] == [
+        {"workspace": "repo", "current": "c" * 40, "refs": {"c" * 40: 1}}
+    ]

@@ -8,22 +8,116 @@ from __future__ import annotations
 
 import bisect
 import json
+import os
 import re
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from docshelf import __version__
-from docshelf.app import ChunkedFile, ChunkerChoice, chunk_paths
+from docshelf.app import (
+    ChunkedFile,
+    ChunkerChoice,
+    StoreStatus,
+    chunk_paths,
+    configured_embedder,
+    store_status,
+)
 from docshelf.chunking import Chunk, TextChunk
 from docshelf.chunking.text import prepare
+from docshelf.config import DEFAULT_EF_SEARCH, EMBEDDERS, Config, default_store_location
 from docshelf.errors import DocshelfError
 from docshelf.workspace import shown
 
 # Widest heading shown in the `chunk` table before it is cut with an ellipsis.
 TABLE_HEADING_WIDTH = 48
+
+# Where an OpenAI-compatible endpoint's key is read from, first match wins. Never a flag: a key
+# on the command line ends up in shell history and process listings.
+API_KEY_VARIABLES = ("DOCSHELF_OPENAI_API_KEY", "OPENAI_API_KEY")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def store_options(f: F) -> F:
+    """--store and --ef-search, shared by every command that opens the store."""
+    f = click.option(
+        "--ef-search",
+        type=click.IntRange(1, 1000),
+        default=DEFAULT_EF_SEARCH,
+        show_default=True,
+        envvar="DOCSHELF_EF_SEARCH",
+        help="PostgreSQL only: hnsw.ef_search, the HNSW candidate list. Higher finds more of the "
+        "true nearest chunks, slower. [env: DOCSHELF_EF_SEARCH]",
+    )(f)
+    return click.option(
+        "--store",
+        metavar="PATH|URL",
+        envvar="DOCSHELF_STORE",
+        help="A SQLite file, or postgresql://user:pass@host/db for PostgreSQL + pgvector. "
+        f"Default: {default_store_location()} [env: DOCSHELF_STORE]",
+    )(f)
+
+
+def embedder_options(f: F) -> F:
+    """--embedder, --model, --base-url, --dimensions and --batch-size, shared by every command
+    that embeds."""
+    for option in reversed(
+        [
+            click.option(
+                "--embedder",
+                type=click.Choice(EMBEDDERS),
+                default="local",
+                show_default=True,
+                envvar="DOCSHELF_EMBEDDER",
+                help="local: a sentence-transformers model on this machine. openai: an "
+                "OpenAI-compatible /v1/embeddings endpoint, key from DOCSHELF_OPENAI_API_KEY or "
+                "OPENAI_API_KEY. none: full-text search only. [env: DOCSHELF_EMBEDDER]",
+            ),
+            click.option(
+                "--model",
+                metavar="NAME|PATH",
+                envvar="DOCSHELF_MODEL",
+                help="local: a sentence-transformers model name or folder (default: the packaged "
+                "all-MiniLM-L6-v2, offline). openai: the endpoint's model (default: "
+                "text-embedding-3-small). [env: DOCSHELF_MODEL]",
+            ),
+            click.option(
+                "--base-url",
+                metavar="URL",
+                envvar="DOCSHELF_BASE_URL",
+                help="openai: the API base, e.g. http://localhost:11434/v1 for Ollama (default: "
+                "https://api.openai.com/v1). [env: DOCSHELF_BASE_URL]",
+            ),
+            click.option(
+                "--dimensions",
+                type=click.IntRange(1),
+                envvar="DOCSHELF_DIMENSIONS",
+                help="openai: ask the endpoint for vectors of this width (models that support "
+                "it). [env: DOCSHELF_DIMENSIONS]",
+            ),
+            click.option(
+                "--batch-size",
+                type=click.IntRange(1),
+                envvar="DOCSHELF_BATCH_SIZE",
+                help="Texts per model call (local, default 32) or per request (openai, at most "
+                "and by default 64). [env: DOCSHELF_BATCH_SIZE]",
+            ),
+        ]
+    ):
+        f = option(f)
+    return f
+
+
+def make_config(**options: Any) -> Config:
+    """One Config from the command's options and the environment's API key."""
+    settings = {k: v for k, v in options.items() if v is not None}
+    api_key = next((os.environ[v] for v in API_KEY_VARIABLES if os.environ.get(v)), None)
+    return Config(api_key=api_key, **settings)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -55,6 +149,62 @@ def chunk(paths: tuple[Path, ...], chunker: ChunkerChoice, as_json: bool) -> Non
         _write(json.dumps(rows, ensure_ascii=False, indent=2) + "\n")
     else:
         _write(_table(results))
+
+
+@cli.command()
+@click.argument("texts", nargs=-1, required=True)
+@embedder_options
+def embed(texts: tuple[str, ...], **options: Any) -> None:
+    """Embed TEXTS with the configured embedder: check a model or an endpoint works.
+
+    Prints one JSON array per text on stdout, and the model, its width and the time taken on
+    stderr.
+    """
+    embedder = configured_embedder(make_config(**options))
+    if embedder is None:
+        raise click.UsageError("--embedder none makes no vectors; choose local or openai")
+    started = time.perf_counter()
+    vectors = embedder.embed(list(texts))
+    seconds = time.perf_counter() - started
+    _write("".join(json.dumps([round(float(x), 6) for x in row]) + "\n" for row in vectors))
+    click.echo(
+        f"{embedder.model_id}: {embedder.dim} dimensions, {len(texts)} "
+        f"text{'s' if len(texts) != 1 else ''} in {seconds:.2f} s",
+        err=True,
+    )
+
+
+@cli.command()
+@store_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def status(as_json: bool, **options: Any) -> None:
+    """Show what the store holds: its model and width, and per workspace the current ref and the
+    chunks of each indexed ref."""
+    report = store_status(make_config(**options))
+    if as_json:
+        _write(json.dumps(_status_json(report), ensure_ascii=False, indent=2) + "\n")
+        return
+    lines = [f"store: {report.location}", f"model: {report.model_id} ({report.dim} dimensions)"]
+    if not report.workspaces:
+        lines.append("no workspace indexed yet: run `docshelf index`")
+    for ws in report.workspaces:
+        lines.append(f"workspace {shown(ws.name)}: current {ws.current or '(none)'}")
+        for ref, count in ws.chunks_per_ref.items():
+            mark = "*" if ref == ws.current else " "
+            lines.append(f"  {mark} {ref}  {count} chunks")
+    _write("\n".join(lines) + "\n")
+
+
+def _status_json(report: StoreStatus) -> dict[str, Any]:
+    return {
+        "store": report.location,
+        "model": report.model_id,
+        "dim": report.dim,
+        "workspaces": [
+            {"workspace": ws.name, "current": ws.current, "refs": ws.chunks_per_ref}
+            for ws in report.workspaces
+        ],
+    }
 
 
 def _json_row(path: str, c: Chunk | TextChunk) -> dict[str, Any]:

@@ -6,6 +6,11 @@ configurable reaches them as an argument, built once at the edge.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from platformdirs import user_data_dir
+
 # A chunk must fit any embedding model's input limit and still hold a whole runbook step or an
 # ownership table. Measured in bytes of UTF-8, so a page of CJK text is held to the same budget.
 MAX_CHUNK_BYTES = 2000
@@ -28,3 +33,57 @@ TEXT_SUFFIXES = (".txt",)
 # A heading's title in the breadcrumb is cut after this many characters: the breadcrumb labels a
 # chunk and prefixes its embedding input; the full heading line stays in the chunk's content.
 MAX_TITLE_CHARS = 200
+
+# Texts per request to an OpenAI-compatible endpoint: the input cap of such endpoints (OpenAI
+# takes more, but several gateways and local servers stop at 64), and the indexer's batch.
+EMBED_BATCH_SIZE = 64
+
+# Seconds one embeddings request may take before it is retried: a batch of 64 chunks takes a
+# second or two on a hosted endpoint, much longer only when something is wrong.
+EMBED_TIMEOUT_SECONDS = 30.0
+
+# Retries of a request that failed with 429, a 5xx or a connection error, with exponential
+# backoff and jitter starting at EMBED_RETRY_BASE_SECONDS; a server's Retry-After is honoured up to
+# EMBED_RETRY_MAX_SECONDS.
+EMBED_MAX_RETRIES = 4
+EMBED_RETRY_BASE_SECONDS = 0.5
+EMBED_RETRY_MAX_SECONDS = 60.0
+
+# hnsw.ef_search for PostgreSQL vector searches: the candidate list of the HNSW walk. pgvector's
+# default of 40 misses neighbours on real embeddings; this value gives recall@10 of at least 0.95
+# against exact search (bench/search.py, BENCHMARKS.md).
+DEFAULT_EF_SEARCH = 100
+
+# Connections the PostgreSQL store keeps open: one per concurrent search is plenty for one server.
+POSTGRES_POOL_MIN = 1
+POSTGRES_POOL_MAX = 8
+
+# The embedders docshelf knows: a local sentence-transformers model (the default, offline), any
+# OpenAI-compatible /v1/embeddings endpoint, or none (full-text search only).
+EMBEDDERS = ("local", "openai", "none")
+
+# Used with --embedder openai when no --base-url or --model is given.
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+OPENAI_DEFAULT_MODEL = "text-embedding-3-small"
+
+# The file name of the default SQLite store inside the user data directory.
+STORE_FILE_NAME = "docshelf.sqlite3"
+
+
+def default_store_location() -> str:
+    """The SQLite store in the user data directory (platformdirs), e.g. ~/.local/share/docshelf."""
+    return str(Path(user_data_dir("docshelf", appauthor=False)) / STORE_FILE_NAME)
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Every setting, built once at the edge (flags and DOCSHELF_* variables) and passed down."""
+
+    store: str = field(default_factory=default_store_location)
+    embedder: str = "local"
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    dimensions: int | None = None
+    batch_size: int | None = None
+    ef_search: int = DEFAULT_EF_SEARCH

