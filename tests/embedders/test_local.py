@@ -106,3 +106,10 @@ def test_the_model_loads_once_when_many_threads_ask_at_once() -> None:
 def test_a_batch_size_below_one_is_refused() -> None:
     with pytest.raises(ConfigError, match="batch size"):
         LocalEmbedder(batch_size=0)
+
+
+def test_embedders_of_one_model_share_one_loaded_copy(embedder: LocalEmbedder) -> None:
+    embedder.embed(["load"])
+    other = LocalEmbedder("all-MiniLM-L6-v2", batch_size=4)
+    other.embed(["load"])
+    assert other._model is embedder._model

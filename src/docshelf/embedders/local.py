@@ -5,7 +5,7 @@ install embeds with no network. Any other sentence-transformers model name (fetc
 the first time) or local path can be configured.
 
 torch and sentence-transformers are imported on the first embedding, never at start-up, so the
-command line stays quick; the model is loaded once per embedder, under a lock, and used from any
+command line stays quick; each model is loaded once per process, under a lock, and used from any
 thread.
 """
 
@@ -28,6 +28,11 @@ DEFAULT_MODEL_DIM = 384
 
 # Names under which a user may ask for the packaged model; each loads it from the package.
 PACKAGED_NAMES = frozenset({DEFAULT_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2"})
+
+# Models loaded in this process, by (source, device): every embedder of one model shares it, so a
+# server that builds several embedders still holds one copy (about 440 MB for the default).
+_LOADED: dict[tuple[str, str], SentenceTransformer] = {}
+_LOADING = threading.Lock()
 
 # Texts per forward pass. 32 keeps a CPU busy without holding much memory; raise it on a GPU.
 DEFAULT_BATCH_SIZE = 32
@@ -79,7 +84,6 @@ class LocalEmbedder:
         self._device = device
         self._model: SentenceTransformer | None = None
         self._dim: int | None = DEFAULT_MODEL_DIM if self._packaged else None
-        self._lock = threading.Lock()
 
     @property
     def dim(self) -> int:
@@ -124,7 +128,7 @@ class LocalEmbedder:
         return vectors
 
     def _load(self) -> SentenceTransformer:
-        with self._lock:
+        with _LOADING:
             if self._model is not None:
                 return self._model
             source = packaged_model_path() if self._packaged else self.model_id
@@ -135,7 +139,7 @@ class LocalEmbedder:
                 # A bar per weight file on every start would bury docshelf's own output.
                 transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
                 device = self._device or pick_device()
-                model = SentenceTransformer(source, device=device)
+                model = _LOADED.get((source, device)) or SentenceTransformer(source, device=device)
             except Exception as e:  # hub, file system and torch errors alike
                 raise EmbeddingError(
                     f"could not load the embedding model {self.model_id!r}: {e}. Check the name "
@@ -157,5 +161,5 @@ class LocalEmbedder:
                     f"not the expected {self._dim}"
                 )
             self._dim = int(width)
-            self._model = model
+            self._model = _LOADED[(source, device)] = model
             return model
