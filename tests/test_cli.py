@@ -218,7 +218,7 @@ def test_status_of_a_store_that_does_not_exist_says_to_index(tmp_path: Path) -> 
     result = run("status", "--store", str(tmp_path / "missing.sqlite3"))
     assert result.returncode == 1
     assert "nothing is indexed there yet" in result.stderr
-    assert "docshelf index" in result.stderr
+    assert "DOCSHELF_STORE" in result.stderr
     assert not (tmp_path / "missing.sqlite3").exists()
 
 

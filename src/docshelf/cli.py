@@ -186,7 +186,7 @@ def status(as_json: bool, **options: Any) -> None:
         return
     lines = [f"store: {report.location}", f"model: {report.model_id} ({report.dim} dimensions)"]
     if not report.workspaces:
-        lines.append("no workspace indexed yet: run `docshelf index`")
+        lines.append("no workspace indexed yet")
     for ws in report.workspaces:
         lines.append(f"workspace {shown(ws.name)}: current {ws.current or '(none)'}")
         for ref, count in ws.chunks_per_ref.items():

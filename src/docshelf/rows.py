@@ -11,7 +11,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from docshelf.errors import StoreError
+
 Vector = NDArray[np.float32]
+
+# How far a stored vector's length may be from 1. Embedders return L2-normalised rows, correct to
+# about 1e-7 in float32; a vector further off was built by hand, and would rank wrongly, since
+# the stores compare vectors by their dot product or their angle.
+UNIT_TOLERANCE = 1e-3
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,3 +50,35 @@ class StoredHit:
     start_line: int
     end_line: int
     score: float
+
+
+def check_unit(vector: Vector, row: ChunkRow) -> None:
+    """Refuse a row whose embedding is not finite or not of length 1.
+
+    Raises:
+        StoreError: the embedding is not a finite unit vector.
+    """
+    length = float(np.linalg.norm(vector))
+    if not np.isfinite(length) or abs(length - 1.0) > UNIT_TOLERANCE:
+        raise StoreError(
+            f"chunk {row.chunk} of {row.path} has an embedding of length {length:.4g}, not a "
+            "finite unit vector; normalise it (embedders return L2-normalised rows)"
+        )
+
+
+def unit_query(vector: Vector, dim: int, model_id: str) -> Vector:
+    """The query vector scaled to length 1, so that a dot product is its cosine similarity.
+
+    Raises:
+        StoreError: the vector has another width, or is zero or not finite.
+    """
+    if vector.shape != (dim,):
+        raise StoreError(
+            f"a query vector of shape {vector.shape} cannot search {dim}-dimensional "
+            f"{model_id} vectors; embed the query with {model_id}"
+        )
+    query = np.asarray(vector, dtype=np.float32)
+    length = float(np.linalg.norm(query))
+    if not np.isfinite(length) or length == 0.0:
+        raise StoreError("the query vector is zero or not finite; embed the query again")
+    return query / np.float32(length)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 
 import numpy as np
 import pytest
@@ -84,23 +83,39 @@ def test_a_model_that_cannot_be_found_is_an_error_that_says_what_to_do() -> None
 
 
 def test_the_model_loads_once_when_many_threads_ask_at_once() -> None:
-    fresh = LocalEmbedder()
-    results: list[np.ndarray] = []
-    models = []
+    # A fresh interpreter, so that no earlier test has loaded the model already; every
+    # construction of a SentenceTransformer is counted.
+    code = """
+import threading
+import sentence_transformers
+from docshelf.embedders.local import LocalEmbedder
 
-    def work() -> None:
-        results.append(fresh.embed(["same text"]))
-        models.append(fresh._model)
+built = []
+original = sentence_transformers.SentenceTransformer.__init__
+def counting(self, *args, **kwargs):
+    built.append(1)
+    original(self, *args, **kwargs)
+sentence_transformers.SentenceTransformer.__init__ = counting
 
-    threads = [threading.Thread(target=work) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert len(results) == 4
-    assert all(m is models[0] for m in models)
-    for r in results:
-        np.testing.assert_allclose(r, results[0], atol=1e-6)
+embedders = [LocalEmbedder(), LocalEmbedder(), LocalEmbedder("all-MiniLM-L6-v2")]
+results = []
+threads = [
+    threading.Thread(target=lambda e=e: results.append(e.embed(["same text"])))
+    for e in embedders * 3
+]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert len(results) == 9, results
+assert all(abs(r - results[0]).max() < 1e-6 for r in results)
+print(len(built))
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1"
 
 
 def test_a_batch_size_below_one_is_refused() -> None:

@@ -336,6 +336,13 @@ def _no_data(payload: dict[str, Any]) -> None:
     del payload["data"]
 
 
+def _huge_integer_body() -> bytes:
+    rows = [", ".join(["0.05"] * 384)] * 3
+    rows[2] = "1" + "0" * 400 + ", " + ", ".join(["0.05"] * 383)
+    items = ", ".join(f'{{"index": {i}, "embedding": [{row}]}}' for i, row in enumerate(rows))
+    return f'{{"data": [{items}]}}'.encode()
+
+
 def _overflowing_body() -> bytes:
     # 1e999 is valid JSON that Python reads as infinity; json.dumps cannot write it.
     rows = [", ".join(["0.05"] * 384)] * 3
@@ -361,6 +368,7 @@ def _overflowing_body() -> bytes:
         pytest.param(Reply(mutate=_no_data), id="no-data"),
         pytest.param(Reply(body=b"<html>502 Bad Gateway</html>"), id="not-json"),
         pytest.param(Reply(body=_overflowing_body()), id="number-too-large"),
+        pytest.param(Reply(body=_huge_integer_body()), id="integer-too-large"),
         pytest.param(Reply(body=b"[]"), id="json-list"),
     ],
 )
@@ -460,11 +468,21 @@ def test_one_embedder_serves_many_threads(
         np.testing.assert_allclose(vectors, local_embedder.embed(texts), atol=1e-6)
 
 
+@pytest.mark.parametrize(
+    "variables",
+    [
+        pytest.param({"OPENAI_API_KEY": API_KEY}, id="OPENAI_API_KEY"),
+        pytest.param({"DOCSHELF_OPENAI_API_KEY": API_KEY}, id="DOCSHELF_OPENAI_API_KEY"),
+        pytest.param(
+            {"DOCSHELF_OPENAI_API_KEY": API_KEY, "OPENAI_API_KEY": "sk-the-other-one"},
+            id="DOCSHELF_OPENAI_API_KEY-wins",
+        ),
+    ],
+)
 def test_the_command_line_reaches_an_endpoint_with_the_key_from_the_environment(
-    server: EmbeddingsServer, local_embedder: LocalEmbedder
+    server: EmbeddingsServer, local_embedder: LocalEmbedder, variables: dict[str, str]
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY",)}
-    env["DOCSHELF_OPENAI_API_KEY"] = API_KEY
+    env = {k: v for k, v in os.environ.items() if not k.endswith("OPENAI_API_KEY")}
     result = subprocess.run(
         [
             str(Path(sys.executable).with_name("docshelf")),
@@ -481,7 +499,7 @@ def test_the_command_line_reaches_an_endpoint_with_the_key_from_the_environment(
         text=True,
         timeout=60,
         check=False,
-        env=env,
+        env={**env, **variables},
     )
     assert result.returncode == 0, result.stderr
     vector = np.array(json.loads(result.stdout), dtype=np.float32)
@@ -489,3 +507,24 @@ def test_the_command_line_reaches_an_endpoint_with_the_key_from_the_environment(
     assert "all-MiniLM-L6-v2: 384 dimensions, 1 text" in result.stderr
     assert server.seen[-1].headers.get("Authorization") == f"Bearer {API_KEY}"
     assert API_KEY not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        pytest.param(API_KEY + "\n" + API_KEY, id="two-lines"),
+        pytest.param(API_KEY + " extra", id="space"),
+        pytest.param(API_KEY + "é", id="non-ascii"),
+        pytest.param(API_KEY + "\x00", id="nul"),
+    ],
+)
+def test_a_key_no_server_could_accept_is_refused_without_showing_it(
+    server: EmbeddingsServer, key: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(ConfigError) as refused:
+        OpenAIEmbedder(server.base_url, "m", api_key=key, **FAST)
+    assert "OPENAI_API_KEY" in str(refused.value)
+    assert API_KEY not in str(refused.value)
+    assert API_KEY not in caplog.text
+    assert server.seen == []

@@ -243,8 +243,10 @@ def test_another_model_of_the_same_width_is_refused(location: str) -> None:
         open_store(location, model_id="other-model", dim=DIM)
 
 
-def test_opening_a_store_that_does_not_exist_without_a_model_says_to_index(location: str) -> None:
-    with pytest.raises(StoreError, match="docshelf index"):
+def test_opening_a_store_that_does_not_exist_without_a_model_says_where_to_look(
+    location: str,
+) -> None:
+    with pytest.raises(StoreError, match=r"nothing is indexed there yet\. Check --store"):
         open_store(location, model_id=None, dim=None)
 
 
@@ -345,3 +347,34 @@ def test_a_name_that_is_not_valid_unicode_is_a_store_error(store: Store) -> None
     assert not store.has_chunks("ws", "r1")
     store.replace_doc_chunks("ws", "r1", rows(1))
     assert store.has_chunks("ws", "r1")
+
+
+def test_a_query_vector_of_any_length_scores_by_its_direction(store: Store) -> None:
+    store.replace_doc_chunks("ws", "r1", rows(20))
+    query = unit(5)
+    unit_hits = store.search("ws", "r1", query, 5)
+    scaled_hits = store.search("ws", "r1", query * 3.0, 5)
+    assert [h.chunk for h in scaled_hits] == [h.chunk for h in unit_hits]
+    assert [h.score for h in scaled_hits] == pytest.approx([h.score for h in unit_hits], abs=1e-5)
+    assert all(-1.0 - 1e-5 <= h.score <= 1.0 + 1e-5 for h in scaled_hits)
+    with pytest.raises(StoreError, match="zero or not finite"):
+        store.search("ws", "r1", np.zeros(DIM, dtype=np.float32), 5)
+
+
+@pytest.mark.parametrize(
+    "embedding",
+    [
+        pytest.param(unit(1) * np.float32(2.0), id="length-2"),
+        pytest.param(np.full(DIM, np.nan, dtype=np.float32), id="nan"),
+        pytest.param(np.zeros(DIM, dtype=np.float32), id="zero"),
+    ],
+)
+def test_an_embedding_that_is_not_a_finite_unit_vector_is_refused(
+    store: Store, embedding: Vector
+) -> None:
+    store.replace_doc_chunks("ws", "r1", rows(2, text="old"))
+    bad = rows(3, seed=4, text="new")
+    bad[2] = ChunkRow("x.md", 2, "X", "x", 1, 1, "x", embedding)
+    with pytest.raises(StoreError, match="finite unit vector"):
+        store.replace_doc_chunks("ws", "r1", bad)
+    assert store.ref_counts("ws") == {"r1": 2}

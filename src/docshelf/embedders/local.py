@@ -128,6 +128,8 @@ class LocalEmbedder:
         return vectors
 
     def _load(self) -> SentenceTransformer:
+        if self._model is not None:  # without the lock: a model loading elsewhere must not stall
+            return self._model
         with _LOADING:
             if self._model is not None:
                 return self._model

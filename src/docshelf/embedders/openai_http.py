@@ -27,6 +27,7 @@ import json
 import logging
 import math
 import random
+import re
 import threading
 import time
 from datetime import UTC
@@ -47,6 +48,9 @@ from docshelf.errors import ConfigError, EmbeddingError
 from docshelf.rows import Vector
 
 logger = logging.getLogger(__name__)
+
+# What an API key may hold: printable ASCII without spaces, as every provider's keys do.
+_KEY = re.compile(r"[!-~]+")
 
 # A server's own error message is quoted up to this many characters: enough for OpenAI's longest
 # ("This model's maximum context length is ..."), short enough for one line on a terminal.
@@ -96,6 +100,13 @@ class OpenAIEmbedder:
         self._shown_url = _without_userinfo(self.url)
         # A key pasted from a file often ends in a newline, which no server accepts.
         self._api_key = (api_key or "").strip() or None
+        if self._api_key is not None and not _KEY.fullmatch(self._api_key):
+            # httpx would refuse the header with the key's bytes in its message, or crash on a
+            # non-ASCII key: refuse it here, without ever showing it.
+            raise ConfigError(
+                "the API key holds spaces, control or non-ASCII characters, so no server would "
+                "accept it; check OPENAI_API_KEY or DOCSHELF_OPENAI_API_KEY"
+            )
         self._timeout = timeout
         self._max_retries = max_retries
         self._retry_base = retry_base
@@ -165,6 +176,10 @@ class OpenAIEmbedder:
         for attempt in range(1, attempts + 1):
             try:
                 status, headers, content = self._post(body)
+            except (
+                httpx.LocalProtocolError
+            ) as e:  # our own request is malformed: retrying won't help
+                self._fail(f"{where} failed: the request could not be sent ({type(e).__name__})")
             except httpx.TransportError as e:
                 problem = f"could not reach the endpoint ({type(e).__name__}: {e!s:.200})"
                 if attempt == attempts:
@@ -261,7 +276,10 @@ class OpenAIEmbedder:
         widths = {len(row) for row in rows if row is not None}
         if len(widths) != 1:
             self._fail(f"{bad} the vectors have different widths: {sorted(widths)}. {fix}")
-        vectors = np.array(rows, dtype=np.float64)
+        try:
+            vectors = np.array(rows, dtype=np.float64)
+        except OverflowError:  # an integer of hundreds of digits
+            self._fail(f"{bad} a vector holds a value too large to represent. {fix}")
         self._check_width(vectors.shape[1], where)
         if not np.isfinite(vectors).all():
             self._fail(f"{bad} a vector holds a value too large to represent. {fix}")

@@ -37,7 +37,7 @@ from psycopg_pool import ConnectionPool
 
 from docshelf.config import DEFAULT_EF_SEARCH, POSTGRES_POOL_MAX, POSTGRES_POOL_MIN
 from docshelf.errors import ConfigError, StoreError
-from docshelf.rows import ChunkRow, StoredHit, Vector
+from docshelf.rows import ChunkRow, StoredHit, Vector, check_unit, unit_query
 from docshelf.stores.migrations import migrations
 
 Connection = psycopg.Connection[TupleRow]
@@ -167,8 +167,14 @@ class PostgresStore:
         if dim is not None:
             _check_width(dim)
         ef = DEFAULT_EF_SEARCH if ef_search is None else _check_ef_search(ef_search)
-        location = without_password(url)
-        secrets = _passwords(url)
+        try:
+            location = without_password(url)
+            secrets = _passwords(url)
+        except ValueError as e:  # urlsplit: an unclosed [ of an IPv6 host and the like
+            raise ConfigError(
+                f"the PostgreSQL URL in --store or DOCSHELF_STORE cannot be read ({e}); write "
+                "it as postgresql://user:password@host:5432/database"
+            ) from e
         try:
             conn = psycopg.connect(
                 url,
@@ -309,6 +315,7 @@ class PostgresStore:
                 f"{vector.shape}, but the store at {self.location} holds {self.dim}-dimensional "
                 f"float32 {self.model_id} vectors; embed it with {self.model_id}"
             )
+        check_unit(vector, row)
         return vector
 
     def prune(self, workspace: str, keep_refs: Iterable[str]) -> int:
@@ -415,14 +422,10 @@ class PostgresStore:
                 f"the store at {self.location} holds no embeddings (it was made with the none "
                 "embedder); search it by text"
             )
-        if vector.shape != (self.dim,):
-            raise StoreError(
-                f"a query vector of shape {vector.shape} cannot search {self.dim}-dimensional "
-                f"{self.model_id} vectors; embed the query with {self.model_id}"
-            )
+        query = unit_query(vector, self.dim, self.model_id)
         if k < 1:
             return []
-        params = {"workspace": workspace, "ref": ref, "vector": vector, "k": k}
+        params = {"workspace": workspace, "ref": ref, "vector": query, "k": k}
         with (
             self._errors(f"searching ref {ref!r} of workspace {workspace!r} by vector"),
             self._pool.connection() as conn,
@@ -552,7 +555,7 @@ def _prepare(
     if not applied and model_id is None:
         raise StoreError(
             f"no docshelf store in the database at {location}: nothing is indexed there yet. "
-            f"Run `docshelf index --store {location}` first"
+            "Check --store and DOCSHELF_STORE, or index into this database first"
         )
     newest = known[-1][0]
     if max(applied, default=0) > newest:
@@ -563,7 +566,12 @@ def _prepare(
     if not applied.issuperset(v for v, _, _ in known):
         width = _column_width(conn)
         if width is None:
-            assert dim is not None
+            if dim is None:
+                raise StoreError(
+                    f"the store at {location} is damaged: its migrations are recorded but its "
+                    "table is missing. Point --store at a new database, or drop docshelf's "
+                    "tables, and index again"
+                )
             width = dim
         for version, name, sql in known:
             with conn.transaction():

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from docshelf.errors import StoreError
-from docshelf.rows import ChunkRow, StoredHit, Vector
+from docshelf.rows import ChunkRow, StoredHit, Vector, check_unit, unit_query
 from docshelf.stores.migrations import migrations
 
 # Seconds a connection waits for another process's write to finish before it gives up: an index
@@ -93,7 +93,7 @@ class SQLiteStore:
             if model_id is None:
                 raise StoreError(
                     f"no docshelf store at {path}: nothing is indexed there yet. "
-                    f"Run `docshelf index --store {path}` first"
+                    "Check --store and DOCSHELF_STORE, or index into this store first"
                 )
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -161,10 +161,12 @@ class SQLiteStore:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+                conn.execute("COMMIT")
+            finally:
+                # After an error, and after a COMMIT that failed (a full disk): the connection
+                # must leave the transaction, or every later BEGIN on this thread fails.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
 
     def _migrate(self, model_id: str | None, dim: int | None) -> None:
         with self._transaction("upgrading the schema") as conn:
@@ -173,11 +175,18 @@ class SQLiteStore:
                 "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
             )
             applied = {v for (v,) in conn.execute("SELECT version FROM schema_migrations")}
-            pending = [m for m in migrations("sqlite") if m[0] not in applied]
+            known = migrations("sqlite")
+            newer = sorted(applied - {v for v, _, _ in known})
+            if newer:
+                raise StoreError(
+                    f"the store {self.path} has schema version {newer[-1]}, newer than this "
+                    f"docshelf knows ({len(known)}): upgrade docshelf to use it"
+                )
+            pending = [m for m in known if m[0] not in applied]
             if pending and not applied and model_id is None:
                 raise StoreError(
                     f"{self.path} is not a docshelf store, or nothing is indexed there yet. "
-                    f"Run `docshelf index --store {self.path}` first"
+                    "Check --store and DOCSHELF_STORE, or index into this store first"
                 )
             for version, name, sql in pending:
                 # executescript would commit the open transaction; run statement by statement.
@@ -267,6 +276,7 @@ class SQLiteStore:
                 f"{vector.shape}, but the store holds {self.dim}-dimensional float32 "
                 f"{self.model_id} vectors"
             )
+        check_unit(vector, row)
         return np.asarray(vector, dtype="<f4").tobytes()
 
     def prune(self, workspace: str, keep_refs: Iterable[str]) -> int:
@@ -363,26 +373,33 @@ class SQLiteStore:
         """The k chunks of `ref` nearest to `vector` by cosine similarity, nearest first.
 
         Raises:
-            StoreError: the store cannot be read, holds no vectors, or `vector` has another width.
+            StoreError: the store cannot be read, holds no vectors, or `vector` has another
+                width or is not a finite, non-zero vector.
         """
         if not self.dim:
             raise StoreError(
                 f"the store {self.path} holds no embeddings (it was made with the none "
                 "embedder); search it by text"
             )
-        if vector.shape != (self.dim,):
-            raise StoreError(
-                f"a query vector of shape {vector.shape} cannot search {self.dim}-dimensional "
-                f"{self.model_id} vectors"
-            )
-        matrix = self._matrix(workspace, ref)
-        n = len(matrix.ids)
-        if n == 0 or k < 1:
+        query = unit_query(vector, self.dim, self.model_id)
+        if k < 1:
             return []
-        scores = matrix.vectors @ vector.astype(np.float32, copy=False)
-        top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
-        score_of = {int(matrix.ids[i]): float(scores[i]) for i in top}
-        hits = self._hits(score_of)
+        conn = self._connect()
+        with self._errors(f"searching ref {ref}"), _snapshot(conn):
+            # The matrix and the rows of the hits come from one snapshot: a write of the same
+            # ref between the two reads would otherwise leave ids whose rows are gone.
+            matrix = self._matrix(conn, workspace, ref)
+            n = len(matrix.ids)
+            if n == 0:
+                return []
+            scores = matrix.vectors @ query
+            top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
+            score_of = {int(matrix.ids[i]): float(scores[i]) for i in top}
+            ids = list(score_of)
+            rows = conn.execute(
+                f"{_SELECT_HIT} WHERE id IN ({','.join('?' * len(ids))})", ids
+            ).fetchall()
+        hits = [_hit(row[1:], score_of[row[0]]) for row in rows]
         hits.sort(key=lambda h: (-h.score, h.path, h.chunk))
         return hits
 
@@ -407,40 +424,27 @@ class SQLiteStore:
             )
         return [_hit(row[:6], float(row[6])) for row in rows]
 
-    def _hits(self, score_of: dict[int, float]) -> list[StoredHit]:
-        ids = list(score_of)
-        with self._errors("reading chunks"):
-            rows = self._connect().execute(
-                f"{_SELECT_HIT} WHERE id IN ({','.join('?' * len(ids))})", ids
-            )
-            return [_hit(row[1:], score_of[row[0]]) for row in rows]
-
-    def _matrix(self, workspace: str, ref: str) -> _Matrix:
+    def _matrix(self, conn: sqlite3.Connection, workspace: str, ref: str) -> _Matrix:
+        """The ref's ids and vectors, from the cache while the ref is unchanged; call inside a
+        read snapshot."""
         key = (workspace, ref)
-        conn = self._connect()
-        with self._errors(f"reading the vectors of ref {ref}"):
-            # One read transaction: the token and the rows come from the same snapshot.
-            conn.execute("BEGIN")
-            try:
-                (token,) = conn.execute(
-                    "SELECT max(id) FROM chunks WHERE workspace = ? AND ref = ?", key
-                ).fetchone()
-                token = -1 if token is None else int(token)
-                with self._matrices_lock:
-                    cached = self._matrices.get(key)
-                    if cached is not None and cached.token == token:
-                        self._matrices.move_to_end(key)
-                        return cached
-                rows = conn.execute(
-                    "SELECT id, embedding FROM chunks WHERE workspace = ? AND ref = ? ORDER BY id",
-                    key,
-                ).fetchall()
-            finally:
-                conn.execute("COMMIT")
+        (token,) = conn.execute(
+            "SELECT max(id) FROM chunks WHERE workspace = ? AND ref = ?", key
+        ).fetchone()
+        if token is None:  # nothing indexed: not worth a place in the cache
+            return _Matrix(-1, np.zeros(0, dtype=np.int64), np.zeros((0, self.dim), np.float32))
+        with self._matrices_lock:
+            cached = self._matrices.get(key)
+            if cached is not None and cached.token == token:
+                self._matrices.move_to_end(key)
+                return cached
+        rows = conn.execute(
+            "SELECT id, embedding FROM chunks WHERE workspace = ? AND ref = ? ORDER BY id", key
+        ).fetchall()
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         blob = b"".join(r[1] for r in rows)
         vectors = np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), self.dim)
-        matrix = _Matrix(token, ids, vectors)
+        matrix = _Matrix(int(token), ids, vectors)
         with self._matrices_lock:
             self._matrices[key] = matrix
             self._matrices.move_to_end(key)
@@ -451,6 +455,17 @@ class SQLiteStore:
     def _forget(self, workspace: str, ref: str) -> None:
         with self._matrices_lock:
             self._matrices.pop((workspace, ref), None)
+
+
+@contextmanager
+def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """A read transaction: every query inside sees the same committed state."""
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
 
 
 def fts_query(query: str) -> str | None:

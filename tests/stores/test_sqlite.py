@@ -1,0 +1,89 @@
+"""What only the SQLite store does: WAL, its migrations table and its in-memory vector matrices."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from docshelf.errors import StoreError
+from docshelf.stores.sqlite import MATRIX_CACHE_REFS, SQLiteStore
+from tests.stores.test_contract import DIM, MODEL, rows, unit
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "store.sqlite3"
+
+
+@pytest.fixture
+def store(path: Path) -> Iterator[SQLiteStore]:
+    with SQLiteStore.open(path, model_id=MODEL, dim=DIM) as opened:
+        yield opened
+
+
+def test_the_file_is_in_wal_mode_so_reads_go_on_during_a_write(
+    store: SQLiteStore, path: Path
+) -> None:
+    store.replace_doc_chunks("ws", "r1", rows(3))
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_a_search_is_answered_while_another_connection_holds_a_write_open(
+    store: SQLiteStore, path: Path
+) -> None:
+    store.replace_doc_chunks("ws", "r1", rows(3))
+    writer = sqlite3.connect(path, isolation_level=None)
+    try:
+        writer.execute("BEGIN EXCLUSIVE")  # in WAL mode, EXCLUSIVE still lets readers read
+        writer.execute("DELETE FROM chunks")
+        assert len(store.search("ws", "r1", unit(1), 3)) == 3
+        assert store.search_text("ws", "r1", "chunk", 3)
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+
+def test_migrations_are_recorded_in_a_version_table(store: SQLiteStore, path: Path) -> None:
+    with sqlite3.connect(path) as raw:
+        versions = raw.execute("SELECT version, name FROM schema_migrations").fetchall()
+    assert versions == [(1, "0001_initial.sql")]
+
+
+def test_a_store_of_a_newer_schema_is_refused(store: SQLiteStore, path: Path) -> None:
+    store.close()
+    with sqlite3.connect(path) as raw:
+        raw.execute("INSERT INTO schema_migrations VALUES (99, '0099_future.sql', 'now')")
+    with pytest.raises(StoreError, match="upgrade docshelf"):
+        SQLiteStore.open(path, model_id=MODEL, dim=DIM)
+
+
+def test_a_refs_matrix_is_loaded_once_and_reloaded_after_a_write(store: SQLiteStore) -> None:
+    store.replace_doc_chunks("ws", "r1", rows(5))
+    store.search("ws", "r1", unit(1), 2)
+    first = store._matrices[("ws", "r1")]
+    store.search("ws", "r1", unit(2), 2)
+    assert store._matrices[("ws", "r1")] is first
+    store.replace_doc_chunks("ws", "r1", rows(4, seed=1))
+    store.search("ws", "r1", unit(1), 2)
+    assert store._matrices[("ws", "r1")] is not first
+    assert len(store._matrices[("ws", "r1")].ids) == 4
+
+
+def test_the_matrix_cache_keeps_the_refs_searched_last(store: SQLiteStore) -> None:
+    refs = [f"r{i}" for i in range(MATRIX_CACHE_REFS + 2)]
+    for ref in refs:
+        store.replace_doc_chunks("ws", ref, rows(3))
+        store.search("ws", ref, unit(1), 1)
+    assert list(store._matrices) == [("ws", r) for r in refs[-MATRIX_CACHE_REFS:]]
+
+
+def test_searches_of_refs_with_nothing_indexed_never_evict_a_matrix(store: SQLiteStore) -> None:
+    store.replace_doc_chunks("ws", "served", rows(3))
+    store.search("ws", "served", unit(1), 1)
+    for i in range(MATRIX_CACHE_REFS * 2):
+        assert store.search("ws", f"missing{i}", unit(1), 1) == []
+    assert list(store._matrices) == [("ws", "served")]
