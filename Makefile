@@ -38,6 +38,7 @@ $(VENV)/.installed-bench: $(STAMP)
 bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/chunking.py
 	$(BIN)/python bench/pathological.py
+	$(BIN)/python bench/search.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -50,9 +50,10 @@ EMBED_RETRY_BASE_SECONDS = 0.5
 EMBED_RETRY_MAX_SECONDS = 60.0
 
 # hnsw.ef_search for PostgreSQL vector searches: the candidate list of the HNSW walk. pgvector's
-# default of 40 misses neighbours on real embeddings; this value gives recall@10 of at least 0.95
-# against exact search (bench/search.py, BENCHMARKS.md).
-DEFAULT_EF_SEARCH = 100
+# default of 40 misses many true neighbours of short questions; 200 with the index built at
+# ef_construction 200 finds most of them and stays near 2 ms at 100k chunks (bench/search.py,
+# BENCHMARKS.md has the measured recall at each value).
+DEFAULT_EF_SEARCH = 200
 
 # Connections the PostgreSQL store keeps open: one per concurrent search is plenty for one server.
 POSTGRES_POOL_MIN = 1

@@ -6,9 +6,11 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from docshelf.errors import StoreError
+from docshelf.rows import ChunkRow
 from docshelf.stores.sqlite import MATRIX_CACHE_REFS, SQLiteStore
 from tests.stores.test_contract import DIM, MODEL, rows, unit
 
@@ -87,3 +89,33 @@ def test_searches_of_refs_with_nothing_indexed_never_evict_a_matrix(store: SQLit
     for i in range(MATRIX_CACHE_REFS * 2):
         assert store.search("ws", f"missing{i}", unit(1), 1) == []
     assert list(store._matrices) == [("ws", "served")]
+
+
+@pytest.mark.parametrize("spread", [0.5, 0.02, 0.0005])
+def test_a_large_ref_searched_in_float16_returns_the_exact_top_k(path: Path, spread: float) -> None:
+    # Clusters of near-duplicates (the smallest spread puts many scores within float16's
+    # rounding of each other): the float16 first pass must not lose any of the exact top k.
+    rng = np.random.default_rng(7)
+    centres = rng.standard_normal((20, DIM))
+    vectors = centres[rng.integers(0, 20, 600)] + spread * rng.standard_normal((600, DIM))
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    written = [
+        ChunkRow("a.md", i, "H", f"chunk {i}", 1, 1, f"h{i}", vectors[i]) for i in range(600)
+    ]
+    with SQLiteStore.open(path, model_id=MODEL, dim=DIM, half_precision_rows=100) as store:
+        store.replace_doc_chunks("ws", "big", written)
+        for seed in range(25):
+            query = centres[seed % 20] + 0.3 * rng.standard_normal(DIM)
+            query = (query / np.linalg.norm(query)).astype(np.float32)
+            exact = vectors.astype(np.float64) @ query.astype(np.float64)
+            hits = store.search("ws", "big", query, 10)
+            assert store._matrices[("ws", "big")].vectors is None  # the float16 path ran
+            expected = np.sort(exact)[::-1][:10]
+            assert [h.score for h in hits] == pytest.approx(list(expected), abs=1e-6)
+            assert all(h.score == pytest.approx(exact[h.chunk], abs=1e-6) for h in hits)
+
+
+def test_a_small_ref_is_searched_in_float32_without_torch(store: SQLiteStore) -> None:
+    store.replace_doc_chunks("ws", "r1", rows(5))
+    store.search("ws", "r1", unit(1), 2)
+    assert store._matrices[("ws", "r1")].vectors is not None

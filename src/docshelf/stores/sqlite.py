@@ -36,6 +36,18 @@ BUSY_TIMEOUT_SECONDS = 60.0
 # dimensions take 150 MB, so the cache is bounded.
 MATRIX_CACHE_REFS = 4
 
+# Refs of at least this many chunks are searched through a float16 copy of their vectors, with
+# torch: a search of float32 rows reads the whole matrix (150 MB at 100k chunks) and is bound by
+# memory bandwidth; float16 halves what is read. The float16 scores are only a first pass: every
+# chunk that could still be in the top k, given a bound on float16's rounding, is scored again
+# exactly from its stored float32 vector, so the results are exact. Smaller refs are searched in
+# float32 with numpy, and never load torch.
+HALF_PRECISION_MIN_ROWS = 20_000
+
+# Added to the bound on a float16 score's error, for the rounding of its float32 accumulation
+# (at most about 384 * 2**-24 for unit vectors, 40 times less than this).
+ACCUMULATION_SLACK = 1e-3
+
 # Full-text queries use at most this many words; a pasted page must not become a huge query.
 MAX_QUERY_TERMS = 64
 
@@ -60,14 +72,25 @@ _SELECT_HIT = "SELECT id, path, chunk, heading, content, start_line, end_line FR
 class _Matrix:
     token: int  # the ref's largest row id when loaded
     ids: np.ndarray[Any, np.dtype[np.int64]]
-    vectors: Vector
+    # float32 rows of a small ref; a large one keeps only `half`, a float16 torch tensor.
+    vectors: Vector | None
+    half: Any = None
+    # The largest distance of a float16 row from its float32 original.
+    half_error: float = 0.0
 
 
 class SQLiteStore:
     """Chunks of every workspace in one SQLite file. Thread-safe."""
 
-    def __init__(self, path: Path, model_id: str, dim: int) -> None:
+    def __init__(
+        self,
+        path: Path,
+        model_id: str,
+        dim: int,
+        half_precision_rows: int = HALF_PRECISION_MIN_ROWS,
+    ) -> None:
         self.path = path
+        self.half_precision_rows = half_precision_rows
         self.location = str(path)
         self.model_id = model_id
         self.dim = dim
@@ -80,7 +103,14 @@ class SQLiteStore:
         self._closed = False
 
     @classmethod
-    def open(cls, path: Path, *, model_id: str | None, dim: int | None) -> SQLiteStore:
+    def open(
+        cls,
+        path: Path,
+        *,
+        model_id: str | None,
+        dim: int | None,
+        half_precision_rows: int = HALF_PRECISION_MIN_ROWS,
+    ) -> SQLiteStore:
         """Open the store at `path`, creating it for `model_id`/`dim` when it does not exist.
 
         Raises:
@@ -102,7 +132,7 @@ class SQLiteStore:
                     f"cannot create the folder of the store {path}: {e.strerror}. "
                     "Choose another place with --store or DOCSHELF_STORE"
                 ) from e
-        store = cls(path, model_id or "", dim or 0)
+        store = cls(path, model_id or "", dim or 0, half_precision_rows)
         try:
             store._migrate(model_id, dim)
         except BaseException:
@@ -392,9 +422,12 @@ class SQLiteStore:
             n = len(matrix.ids)
             if n == 0:
                 return []
-            scores = matrix.vectors @ query
-            top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
-            score_of = {int(matrix.ids[i]): float(scores[i]) for i in top}
+            if matrix.vectors is not None:
+                scores = matrix.vectors @ query
+                top = np.argpartition(scores, -k)[-k:] if k < n else np.arange(n)
+                score_of = {int(matrix.ids[i]): float(scores[i]) for i in top}
+            else:
+                score_of = self._half_precision_top(conn, matrix, query, k)
             ids = list(score_of)
             rows = conn.execute(
                 f"{_SELECT_HIT} WHERE id IN ({','.join('?' * len(ids))})", ids
@@ -424,6 +457,37 @@ class SQLiteStore:
             )
         return [_hit(row[:6], float(row[6])) for row in rows]
 
+    def _half_precision_top(
+        self, conn: sqlite3.Connection, matrix: _Matrix, query: Vector, k: int
+    ) -> dict[int, float]:
+        """The exact top k of a large ref: float16 scores pick the candidates, float32 rows
+        score them."""
+        import torch  # noqa: PLC0415 - only large refs need it; see HALF_PRECISION_MIN_ROWS
+
+        n = len(matrix.ids)
+        query_half = query.astype(np.float16)
+        approx = torch.mv(matrix.half, torch.from_numpy(query_half)).float().numpy()
+        # Every float16 score is within `margin` of the exact one, so a chunk of the exact top k
+        # scores at least (k-th best float16 score - 2 * margin) in float16.
+        query_error = float(np.linalg.norm(query.astype(np.float64) - query_half))
+        margin = matrix.half_error + query_error * (1 + matrix.half_error) + ACCUMULATION_SLACK
+        if k < n:
+            kth = float(np.partition(approx, n - k)[n - k])
+            candidates = matrix.ids[approx >= kth - 2 * margin]
+        else:
+            candidates = matrix.ids
+        exact: dict[int, float] = {}
+        step = 500  # ids per statement, well below SQLite's limit on parameters
+        for i in range(0, len(candidates), step):
+            part = [int(c) for c in candidates[i : i + step]]
+            for row_id, blob in conn.execute(
+                f"SELECT id, embedding FROM chunks WHERE id IN ({','.join('?' * len(part))})",
+                part,
+            ):
+                exact[row_id] = float(np.frombuffer(blob, dtype="<f4") @ query)
+        best = sorted(exact.items(), key=lambda item: -item[1])[:k]
+        return dict(best)
+
     def _matrix(self, conn: sqlite3.Connection, workspace: str, ref: str) -> _Matrix:
         """The ref's ids and vectors, from the cache while the ref is unchanged; call inside a
         read snapshot."""
@@ -444,7 +508,10 @@ class SQLiteStore:
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         blob = b"".join(r[1] for r in rows)
         vectors = np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), self.dim)
-        matrix = _Matrix(int(token), ids, vectors)
+        if len(rows) >= self.half_precision_rows:
+            matrix = _half_matrix(int(token), ids, vectors)
+        else:
+            matrix = _Matrix(int(token), ids, vectors)
         with self._matrices_lock:
             self._matrices[key] = matrix
             self._matrices.move_to_end(key)
@@ -455,6 +522,14 @@ class SQLiteStore:
     def _forget(self, workspace: str, ref: str) -> None:
         with self._matrices_lock:
             self._matrices.pop((workspace, ref), None)
+
+
+def _half_matrix(token: int, ids: np.ndarray[Any, np.dtype[np.int64]], vectors: Vector) -> _Matrix:
+    import torch  # noqa: PLC0415 - see HALF_PRECISION_MIN_ROWS
+
+    half = vectors.astype(np.float16)
+    error = float(np.linalg.norm(vectors.astype(np.float64) - half, axis=1).max())
+    return _Matrix(token, ids, None, torch.from_numpy(half), error)
 
 
 @contextmanager

@@ -44,8 +44,12 @@ BEGIN
         ALTER TABLE docs_chunks
             ALTER COLUMN embedding TYPE vector({{dim}}),
             ALTER COLUMN embedding SET NOT NULL;
+        -- ef_construction 200, not pgvector's 64: the graph is built with more candidates per
+        -- insert, and short questions, whose vectors lie away from the chunks', find their true
+        -- nearest chunks far more often (bench/search.py, BENCHMARKS.md); same index size.
         CREATE INDEX docs_chunks_embedding_hnsw
-            ON docs_chunks USING hnsw (embedding vector_cosine_ops);
+            ON docs_chunks USING hnsw (embedding vector_cosine_ops)
+            WITH (m = 16, ef_construction = 200);
     END IF;
 END
 $$;
