@@ -6,7 +6,9 @@ consume them, and those modules need not import a store.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,6 +40,19 @@ class ChunkRow:
     content_hash: str
     embedding: Vector | None
 
+    def columns(self) -> tuple[str, int, str, str, int, int, str]:
+        """path, chunk, heading, content, start_line, end_line, content_hash: in the order
+        both stores' tables hold them, after workspace and ref and before the embedding."""
+        return (
+            self.path,
+            self.chunk,
+            self.heading,
+            self.content,
+            self.start_line,
+            self.end_line,
+            self.content_hash,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class StoredHit:
@@ -50,6 +65,12 @@ class StoredHit:
     start_line: int
     end_line: int
     score: float
+
+    @classmethod
+    def from_columns(cls, columns: Sequence[Any], score: float) -> StoredHit:
+        """A hit from path, chunk, heading, content, start_line and end_line, in that order."""
+        path, chunk, heading, content, start_line, end_line = columns
+        return cls(path, chunk, heading, content, start_line, end_line, float(score))
 
 
 def check_unit(vector: Vector, row: ChunkRow) -> None:

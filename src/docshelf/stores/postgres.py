@@ -279,20 +279,7 @@ class PostgresStore:
             with cur.copy(COPY_SQL) as copy:
                 copy.set_types(COPY_TYPES)
                 for row in rows:
-                    copy.write_row(
-                        (
-                            workspace,
-                            ref,
-                            row.path,
-                            row.chunk,
-                            row.heading,
-                            row.content,
-                            row.start_line,
-                            row.end_line,
-                            row.content_hash,
-                            self._checked_embedding(row),
-                        )
-                    )
+                    copy.write_row((workspace, ref, *row.columns(), self._checked_embedding(row)))
             # Fresh statistics, so the planner walks the HNSW index at once: a table it has never
             # analysed looks empty, and it would sort the whole ref instead (hundreds of ms at
             # 100k chunks) until autovacuum gets round to it.
@@ -443,7 +430,7 @@ class PostgresStore:
                 held = int(_first(conn.execute(COUNT_UP_TO_K_SQL, params).fetchone()))
                 if held > len(rows):
                     rows = conn.execute(EXACT_SEARCH_SQL, params).fetchall()
-        hits = [_hit(row) for row in rows]
+        hits = [StoredHit.from_columns(row[:6], row[6]) for row in rows]
         hits.sort(key=lambda h: (-h.score, h.path, h.chunk))
         return hits
 
@@ -464,7 +451,7 @@ class PostgresStore:
             rows = conn.execute(
                 TEXT_SEARCH_SQL, {"workspace": workspace, "ref": ref, "query": text, "k": k}
             ).fetchall()
-        return [_hit(row) for row in rows]
+        return [StoredHit.from_columns(row[:6], row[6]) for row in rows]
 
 
 def without_password(url: str) -> str:
@@ -644,11 +631,6 @@ def _configure(conn: Connection, *, ef_search: int) -> None:
 
 def _as_array(value: PgVector) -> Vector:
     return value.to_numpy().astype(np.float32)
-
-
-def _hit(row: TupleRow) -> StoredHit:
-    path, chunk, heading, content, start_line, end_line, score = row
-    return StoredHit(path, chunk, heading, content, start_line, end_line, float(score))
 
 
 def _first(row: TupleRow | None) -> Any:

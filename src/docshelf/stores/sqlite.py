@@ -273,21 +273,7 @@ class SQLiteStore:
             conn.executemany(
                 "INSERT INTO chunks (workspace, ref, path, chunk, heading, content, start_line, "
                 "end_line, content_hash, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    (
-                        workspace,
-                        ref,
-                        row.path,
-                        row.chunk,
-                        row.heading,
-                        row.content,
-                        row.start_line,
-                        row.end_line,
-                        row.content_hash,
-                        self._blob(row),
-                    )
-                    for row in rows
-                ),
+                ((workspace, ref, *row.columns(), self._blob(row)) for row in rows),
             )
         self._forget(workspace, ref)
 
@@ -432,7 +418,7 @@ class SQLiteStore:
             rows = conn.execute(
                 f"{_SELECT_HIT} WHERE id IN ({','.join('?' * len(ids))})", ids
             ).fetchall()
-        hits = [_hit(row[1:], score_of[row[0]]) for row in rows]
+        hits = [StoredHit.from_columns(row[1:], score_of[row[0]]) for row in rows]
         hits.sort(key=lambda h: (-h.score, h.path, h.chunk))
         return hits
 
@@ -455,7 +441,7 @@ class SQLiteStore:
                 )
                 .fetchall()
             )
-        return [_hit(row[:6], float(row[6])) for row in rows]
+        return [StoredHit.from_columns(row[:6], row[6]) for row in rows]
 
     def _half_precision_top(
         self, conn: sqlite3.Connection, matrix: _Matrix, query: Vector, k: int
@@ -554,11 +540,6 @@ def fts_query(query: str) -> str | None:
     if not meaningful:
         return None
     return " OR ".join(f'"{w}"' for w in meaningful[:MAX_QUERY_TERMS])
-
-
-def _hit(row: Sequence[Any], score: float) -> StoredHit:
-    path, chunk, heading, content, start_line, end_line = row
-    return StoredHit(path, chunk, heading, content, start_line, end_line, score)
 
 
 def _statements(sql: str) -> list[str]:
