@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import math
+import subprocess
+import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from docshelf.errors import StoreError
+from docshelf.errors import ConfigError, StoreError
 from docshelf.rows import ChunkRow, Vector
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.stores.postgres import PostgresStore
@@ -25,6 +29,22 @@ HOSTILE = [
 ]
 
 Store = SQLiteStore | PostgresStore
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Long enough that no pin of a test expires while the test runs.
+LONG_LEASE = 30.0
+
+# A separate process that takes the indexing lock of workspace "ws", says so, and holds it until
+# its stdin closes (or it is killed).
+LOCK_HOLDER = """
+import sys
+from docshelf.stores import open_store
+with open_store(sys.argv[1], model_id=None, dim=None) as store:
+    with store.workspace_lock("ws", 30):
+        print("locked", flush=True)
+        sys.stdin.read()
+"""
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -378,3 +398,296 @@ def test_an_embedding_that_is_not_a_finite_unit_vector_is_refused(
     with pytest.raises(StoreError, match="finite unit vector"):
         store.replace_doc_chunks("ws", "r1", bad)
     assert store.ref_counts("ws") == {"r1": 2}
+
+
+# -- pins ---------------------------------------------------------------------------------------
+
+
+def in_thread(target: Callable[[], None]) -> tuple[threading.Thread, list[BaseException]]:
+    """Start `target` in a thread; its exception, if any, lands in the returned list."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            target()
+        except BaseException as e:  # reported to the main thread
+            errors.append(e)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, errors
+
+
+def lock_once(store: Store, workspace: str, timeout_seconds: float) -> None:
+    """Take the workspace's indexing lock and let it go at once."""
+    with store.workspace_lock(workspace, timeout_seconds):
+        pass
+
+
+def test_a_pinned_ref_is_kept_by_prune_until_its_pin_is_removed(store: Store) -> None:
+    s = store
+    for ref in ["r1", "r2", "r3"]:
+        s.replace_doc_chunks("ws", ref, rows(2))
+    assert s.pinned_refs("ws") == set()
+    pin = s.add_pin("ws", "r1", "host:1", LONG_LEASE)
+    assert isinstance(pin, str) and len(pin) == 32
+    assert s.pinned_refs("ws") == {"r1"}
+    assert s.prune("ws", ["r3"]) == 1
+    assert s.ref_counts("ws") == {"r1": 2, "r3": 2}
+    s.remove_pin(pin)
+    assert s.pinned_refs("ws") == set()
+    assert s.prune("ws", ["r3"]) == 1
+    assert s.ref_counts("ws") == {"r3": 2}
+
+
+def test_two_pins_of_one_ref_need_two_removals(store: Store) -> None:
+    s = store
+    s.replace_doc_chunks("ws", "r1", rows(2))
+    first = s.add_pin("ws", "r1", "serve", LONG_LEASE)
+    second = s.add_pin("ws", "r1", "serve", LONG_LEASE)
+    assert first != second
+    s.remove_pin(first)
+    assert s.pinned_refs("ws") == {"r1"}
+    assert s.prune("ws", []) == 0
+    s.remove_pin(second)
+    assert s.pinned_refs("ws") == set()
+    assert s.prune("ws", []) == 1
+
+
+def test_removing_a_pin_again_or_an_unknown_pin_does_nothing(store: Store) -> None:
+    s = store
+    pin = s.add_pin("ws", "r1", "serve", LONG_LEASE)
+    other = s.add_pin("ws", "r2", "serve", LONG_LEASE)
+    s.remove_pin(pin)
+    s.remove_pin(pin)
+    s.remove_pin("0" * 32)
+    assert s.pinned_refs("ws") == {"r2"}
+    assert s.renew_pins([pin, other], LONG_LEASE) == {other}
+
+
+def test_an_expired_pin_no_longer_protects_its_ref_and_is_not_revived(store: Store) -> None:
+    s = store
+    s.replace_doc_chunks("ws", "r1", rows(2))
+    s.replace_doc_chunks("ws", "r2", rows(2))
+    short = s.add_pin("ws", "r1", "crashed", 0.2)
+    gone_before_prune = s.add_pin("ws", "r2", "crashed", 0.2)
+    assert s.pinned_refs("ws") == {"r1", "r2"}
+    time.sleep(0.4)
+    assert s.pinned_refs("ws") == set()
+    # Expired but not yet deleted: a renewal must not bring it back.
+    assert s.renew_pins([gone_before_prune], LONG_LEASE) == set()
+    assert s.pinned_refs("ws") == set()
+    assert s.prune("ws", []) == 2
+    # Expired and deleted by the prune.
+    assert s.renew_pins([short], LONG_LEASE) == set()
+    assert s.pinned_refs("ws") == set()
+
+
+def test_renewing_a_pin_extends_its_lease(store: Store) -> None:
+    s = store
+    s.replace_doc_chunks("ws", "r1", rows(2))
+    pin = s.add_pin("ws", "r1", "serve", 0.5)
+    removed = s.add_pin("ws", "r1", "serve", LONG_LEASE)
+    s.remove_pin(removed)
+    assert s.renew_pins([pin, pin, removed, "unknown"], LONG_LEASE) == {pin}
+    assert s.renew_pins([], LONG_LEASE) == set()
+    time.sleep(0.7)
+    assert s.pinned_refs("ws") == {"r1"}
+    assert s.prune("ws", []) == 0
+    assert s.has_chunks("ws", "r1")
+
+
+def test_pins_are_seen_by_another_store_opened_on_the_same_database(location: str) -> None:
+    with (
+        open_store(location, model_id=MODEL, dim=DIM) as server,
+        open_store(location, model_id=MODEL, dim=DIM) as indexer,
+    ):
+        for ref in ["served", "old"]:
+            indexer.replace_doc_chunks("ws", ref, rows(2))
+        pin = server.add_pin("ws", "served", "serve:1", LONG_LEASE)
+        assert indexer.pinned_refs("ws") == {"served"}
+        assert indexer.prune("ws", ["main"]) == 1
+        assert server.ref_counts("ws") == {"served": 2}
+        assert indexer.renew_pins([pin], LONG_LEASE) == {pin}
+        indexer.remove_pin(pin)
+        assert server.pinned_refs("ws") == set()
+        assert server.renew_pins([pin], LONG_LEASE) == set()
+
+
+def test_pins_of_one_workspace_do_not_protect_another_workspaces_refs(store: Store) -> None:
+    s = store
+    s.replace_doc_chunks("a", "r1", rows(2))
+    s.replace_doc_chunks("b", "r1", rows(2))
+    s.add_pin("a", "r1", "serve", LONG_LEASE)
+    assert s.pinned_refs("b") == set()
+    assert s.prune("b", []) == 1
+    assert s.prune("a", []) == 0
+    assert s.ref_counts("a") == {"r1": 2}
+    assert s.ref_counts("b") == {}
+
+
+@pytest.mark.parametrize("lease", [0, -1.0, math.nan, math.inf, 400 * 24 * 3600.0, True])
+def test_a_lease_that_is_not_a_positive_number_of_seconds_is_refused(
+    store: Store, lease: float
+) -> None:
+    with pytest.raises(ConfigError, match="lease"):
+        store.add_pin("ws", "r1", "serve", lease)
+    pin = store.add_pin("ws", "r1", "serve", LONG_LEASE)
+    with pytest.raises(ConfigError, match="lease"):
+        store.renew_pins([pin], lease)
+    assert store.pinned_refs("ws") == {"r1"}
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_hostile_names_in_pins_and_locks_are_only_data(store: Store, hostile: str) -> None:
+    s = store
+    s.replace_doc_chunks(hostile, hostile, rows(2))
+    s.replace_doc_chunks(hostile, "other", rows(2))
+    pin = s.add_pin(hostile, hostile, hostile, LONG_LEASE)
+    assert s.pinned_refs(hostile) == {hostile}
+    assert s.pinned_refs("ws") == set()
+    assert s.renew_pins([pin], LONG_LEASE) == {pin}
+    assert s.prune(hostile, []) == 1
+    assert s.ref_counts(hostile) == {hostile: 2}
+    with s.workspace_lock(hostile, 1), s.workspace_lock("ws", 1):
+        pass
+    s.remove_pin(pin)
+    assert s.prune(hostile, []) == 1
+
+
+def test_a_pin_added_while_another_process_prunes_keeps_its_ref(location: str) -> None:
+    with (
+        open_store(location, model_id=MODEL, dim=DIM) as server,
+        open_store(location, model_id=MODEL, dim=DIM) as indexer,
+    ):
+        stop = threading.Event()
+
+        def prune_until_stopped() -> None:
+            while not stop.is_set():
+                indexer.prune("ws", ["main"])
+                time.sleep(0.002)
+
+        pruner, errors = in_thread(prune_until_stopped)
+        kept = []
+        try:
+            for i in range(30):
+                ref = f"r{i}"
+                server.replace_doc_chunks("ws", ref, rows(1))
+                server.add_pin("ws", ref, "serve", LONG_LEASE)
+                # A prune that began before the pin may have taken the ref; none after it may.
+                if server.has_chunks("ws", ref):
+                    kept.append(ref)
+        finally:
+            stop.set()
+            pruner.join()
+        assert errors == []
+        assert kept
+        indexer.prune("ws", ["main"])
+        assert all(server.has_chunks("ws", ref) for ref in kept)
+
+
+# -- the indexing lock --------------------------------------------------------------------------
+
+
+def test_the_workspace_lock_excludes_a_second_holder_until_the_first_releases_it(
+    store: Store, location: str
+) -> None:
+    with open_store(location, model_id=None, dim=None) as other:
+        released = threading.Event()
+        took_it_after_release: list[bool] = []
+
+        def wait_for_it() -> None:
+            with other.workspace_lock("ws", 30):
+                took_it_after_release.append(released.is_set())
+
+        with store.workspace_lock("ws", 1):
+            started = time.monotonic()
+            brief, brief_errors = in_thread(lambda: lock_once(other, "ws", 0.2))
+            brief.join()
+            assert time.monotonic() - started >= 0.2
+            assert len(brief_errors) == 1
+            assert isinstance(brief_errors[0], StoreError)
+            message = str(brief_errors[0])
+            assert "another docshelf process is indexing workspace 'ws'" in message
+            assert "(waited 0.2 s)" in message
+            assert message.endswith("then index again")
+            waiter, waiter_errors = in_thread(wait_for_it)
+            time.sleep(0.3)
+            assert took_it_after_release == []
+            released.set()
+        waiter.join(10)
+        assert waiter_errors == []
+        assert took_it_after_release == [True]
+
+
+def test_two_threads_of_one_store_take_the_workspace_lock_in_turn(store: Store) -> None:
+    inside = 0
+    most_inside = 0
+    count_lock = threading.Lock()
+
+    def index_once() -> None:
+        nonlocal inside, most_inside
+        for _ in range(5):
+            with store.workspace_lock("ws", 30):
+                with count_lock:
+                    inside += 1
+                    most_inside = max(most_inside, inside)
+                time.sleep(0.01)
+                with count_lock:
+                    inside -= 1
+
+    threads = [in_thread(index_once) for _ in range(4)]
+    for thread, _ in threads:
+        thread.join()
+    assert [e for _, errors in threads for e in errors] == []
+    assert most_inside == 1
+
+
+def test_workspace_locks_of_two_workspaces_do_not_block_each_other(
+    store: Store, location: str
+) -> None:
+    with open_store(location, model_id=None, dim=None) as other, store.workspace_lock("a", 1):
+        with other.workspace_lock("b", 0):
+            thread, errors = in_thread(lambda: lock_once(other, "c", 0))
+            thread.join()
+            assert errors == []
+        with pytest.raises(StoreError, match="indexing workspace 'a'"):
+            lock_once(other, "a", 0)
+
+
+def test_the_workspace_lock_is_released_after_an_exception_inside_it(
+    store: Store, location: str
+) -> None:
+    with pytest.raises(RuntimeError, match="indexing failed"), store.workspace_lock("ws", 1):
+        raise RuntimeError("indexing failed")
+    with open_store(location, model_id=None, dim=None) as other:
+        lock_once(other, "ws", 0)
+    lock_once(store, "ws", 0)
+
+
+@pytest.mark.parametrize("timeout", [-1.0, math.nan])
+def test_a_wait_for_the_lock_that_is_not_a_number_of_seconds_is_refused(
+    store: Store, timeout: float
+) -> None:
+    with pytest.raises(ConfigError, match="0 or more seconds"):
+        lock_once(store, "ws", timeout)
+
+
+def test_the_workspace_lock_of_a_killed_process_is_released(store: Store, location: str) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", LOCK_HOLDER, location],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "locked\n"
+        with pytest.raises(StoreError, match="another docshelf process"):
+            lock_once(store, "ws", 0.2)
+        lock_once(store, "other", 0)
+    finally:
+        holder.kill()
+        holder.wait()
+    lock_once(store, "ws", 10)

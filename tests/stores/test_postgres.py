@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -19,9 +20,12 @@ from psycopg.rows import TupleRow
 from docshelf.config import DEFAULT_EF_SEARCH
 from docshelf.errors import ConfigError, StoreError
 from docshelf.rows import ChunkRow, Vector
+from docshelf.stores import postgres as postgres_module
 from docshelf.stores.migrations import migrations
 from docshelf.stores.postgres import (
     EXACT_SEARCH_SQL,
+    INDEXING_LOCK_SEED,
+    PINS_LOCK_SEED,
     SEARCH_SQL,
     PostgresStore,
     without_password,
@@ -380,6 +384,122 @@ def test_opening_an_empty_database_without_a_model_creates_nothing(
     assert tables == (0,)
 
 
+def test_a_store_of_schema_1_is_upgraded_on_open_and_keeps_its_rows(
+    postgres_url: str, sql: psycopg.Connection[TupleRow], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The code before pins: it knew the first migration only.
+    monkeypatch.setattr(postgres_module, "migrations", lambda store: migrations(store)[:1])
+    with PostgresStore.open(postgres_url, model_id=MODEL, dim=DIM) as old:
+        old.replace_doc_chunks("ws", "r1", chunk_rows([unit(i) for i in range(3)]))
+        old.replace_doc_chunks("ws", "r2", chunk_rows([unit(i) for i in range(2)]))
+        old.set_current("ws", "r2")
+    assert sql.execute("SELECT version FROM docs_schema_migrations").fetchall() == [(1,)]
+    assert sql.execute("SELECT to_regclass('docs_pins')").fetchone() == (None,)
+    monkeypatch.undo()
+    with PostgresStore.open(postgres_url, model_id=None, dim=None) as new:
+        assert (new.model_id, new.dim) == (MODEL, DIM)
+        assert new.ref_counts("ws") == {"r1": 3, "r2": 2}
+        assert new.current("ws") == "r2"
+        assert len(new.search("ws", "r1", unit(1), 3)) == 3
+        new.add_pin("ws", "r1", "serve", 30)
+        assert new.prune("ws", ["r2"]) == 0
+    versions = sql.execute("SELECT version FROM docs_schema_migrations ORDER BY 1").fetchall()
+    assert versions == [(1,), (2,)]
+
+
+def test_pins_expire_by_the_servers_clock_and_prune_deletes_expired_rows_of_its_workspace(
+    store: PostgresStore, sql: psycopg.Connection[TupleRow]
+) -> None:
+    live = store.add_pin("a", "r1", "host:7", 30)
+    store.add_pin("a", "r2", "host:7", 0.1)
+    store.add_pin("b", "r1", "host:7", 0.1)
+    holder, left = _first_two(
+        sql.execute(
+            "SELECT holder, extract(epoch FROM expires_at - now()) FROM docs_pins WHERE id = %s",
+            (live,),
+        ).fetchone()
+    )
+    assert holder == "host:7"
+    assert 25 < float(left) <= 30
+    time.sleep(0.3)
+    store.prune("a", [])
+    rows = sql.execute("SELECT workspace, ref FROM docs_pins ORDER BY 1, 2").fetchall()
+    assert rows == [("a", "r1"), ("b", "r1")]
+
+
+@pytest.mark.parametrize("operation", ["add_pin", "prune"])
+def test_add_pin_and_prune_wait_for_the_workspaces_pins_lock(
+    store: PostgresStore, postgres_url: str, operation: str
+) -> None:
+    store.replace_doc_chunks("ws", "r1", chunk_rows([unit(1)]))
+    done = threading.Event()
+
+    def run() -> None:
+        if operation == "add_pin":
+            store.add_pin("ws", "r1", "serve", 30)
+        else:
+            store.prune("ws", ["r1"])
+        done.set()
+
+    with psycopg.connect(postgres_url) as holder:
+        holder.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, %s))", ("ws", PINS_LOCK_SEED)
+        )
+        thread = threading.Thread(target=run)
+        thread.start()
+        # Another workspace's pins have a lock of their own.
+        store.add_pin("elsewhere", "r1", "serve", 30)
+        assert not done.wait(0.3)
+        holder.commit()
+    thread.join(10)
+    assert done.is_set()
+
+
+def test_the_workspace_lock_is_held_by_an_idle_session_and_let_go_after(
+    store: PostgresStore, sql: psycopg.Connection[TupleRow]
+) -> None:
+    advisory = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+    with store.workspace_lock("ws", 1):
+        assert sql.execute(advisory).fetchone() == (1,)
+        key = sql.execute("SELECT hashtextextended('ws', %s)", (INDEXING_LOCK_SEED,)).fetchone()
+        states = sql.execute(
+            "SELECT a.state, (l.classid::bigint << 32) | l.objid::bigint FROM pg_locks AS l "
+            "JOIN pg_stat_activity AS a USING (pid) WHERE l.locktype = 'advisory'"
+        ).fetchall()
+        # Never "idle in transaction" for the length of an indexing run.
+        assert states == [("idle", _first(key))]
+    assert sql.execute(advisory).fetchone() == (0,)
+    assert store.pinned_refs("ws") == set()
+
+
+def test_the_server_drops_the_workspace_lock_when_its_session_dies(
+    store: PostgresStore, postgres_url: str, sql: psycopg.Connection[TupleRow]
+) -> None:
+    with (
+        PostgresStore.open(postgres_url, model_id=None, dim=None) as other,
+        store.workspace_lock("ws", 1),
+    ):
+        with (
+            pytest.raises(StoreError, match="another docshelf process"),
+            other.workspace_lock("ws", 0),
+        ):
+            pass
+        killed = sql.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory'"
+        ).fetchone()
+        assert killed == (1,)
+        with other.workspace_lock("ws", 5):
+            pass
+    # Leaving the lock of the dead session raised nothing, and the store goes on working.
+    with store.workspace_lock("ws", 5):
+        assert store.pinned_refs("ws") == set()
+
+
 def _first(row: TupleRow | None) -> Any:
     assert row is not None
     return row[0]
+
+
+def _first_two(row: TupleRow | None) -> tuple[Any, Any]:
+    assert row is not None
+    return row[0], row[1]

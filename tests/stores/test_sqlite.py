@@ -1,8 +1,12 @@
-"""What only the SQLite store does: WAL, its migrations table and its in-memory vector matrices."""
+"""What only the SQLite store does: WAL, its migrations table, its in-memory vector matrices, and
+its pins and lock files."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +15,8 @@ import pytest
 
 from docshelf.errors import StoreError
 from docshelf.rows import ChunkRow
+from docshelf.stores import sqlite as sqlite_module
+from docshelf.stores.migrations import migrations
 from docshelf.stores.sqlite import MATRIX_CACHE_REFS, SQLiteStore
 from tests.stores.test_contract import DIM, MODEL, rows, unit
 
@@ -52,7 +58,7 @@ def test_a_search_is_answered_while_another_connection_holds_a_write_open(
 def test_migrations_are_recorded_in_a_version_table(store: SQLiteStore, path: Path) -> None:
     with sqlite3.connect(path) as raw:
         versions = raw.execute("SELECT version, name FROM schema_migrations").fetchall()
-    assert versions == [(1, "0001_initial.sql")]
+    assert versions == [(1, "0001_initial.sql"), (2, "0002_pins.sql")]
 
 
 def test_a_store_of_a_newer_schema_is_refused(store: SQLiteStore, path: Path) -> None:
@@ -119,3 +125,59 @@ def test_a_small_ref_is_searched_in_float32_without_torch(store: SQLiteStore) ->
     store.replace_doc_chunks("ws", "r1", rows(5))
     store.search("ws", "r1", unit(1), 2)
     assert store._matrices[("ws", "r1")].vectors is not None
+
+
+def test_a_store_of_schema_1_is_upgraded_on_open_and_keeps_its_rows(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The code before pins: it knew the first migration only.
+    monkeypatch.setattr(sqlite_module, "migrations", lambda store: migrations(store)[:1])
+    with SQLiteStore.open(path, model_id=MODEL, dim=DIM) as old:
+        old.replace_doc_chunks("ws", "r1", rows(3))
+        old.replace_doc_chunks("ws", "r2", rows(2))
+        old.set_current("ws", "r2")
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("SELECT version FROM schema_migrations").fetchall() == [(1,)]
+        assert raw.execute("SELECT name FROM sqlite_master WHERE name = 'pins'").fetchall() == []
+    monkeypatch.undo()
+    with SQLiteStore.open(path, model_id=None, dim=None) as new:
+        assert (new.model_id, new.dim) == (MODEL, DIM)
+        assert new.ref_counts("ws") == {"r1": 3, "r2": 2}
+        assert new.current("ws") == "r2"
+        new.add_pin("ws", "r1", "serve", 30)
+        assert new.prune("ws", ["r2"]) == 0
+    with sqlite3.connect(path) as raw:
+        versions = raw.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()
+    assert versions == [(1,), (2,)]
+
+
+def test_pins_expire_by_the_unix_clock_and_prune_deletes_expired_rows_of_its_workspace(
+    store: SQLiteStore, path: Path
+) -> None:
+    before = time.time()
+    live = store.add_pin("a", "r1", "host:7", 30)
+    store.add_pin("a", "r2", "host:7", 0.1)
+    store.add_pin("b", "r1", "host:7", 0.1)
+    with sqlite3.connect(path) as raw:
+        holder, expires_at = raw.execute(
+            "SELECT holder, expires_at FROM pins WHERE id = ?", (live,)
+        ).fetchone()
+    assert holder == "host:7"
+    assert before + 30 <= expires_at <= time.time() + 30
+    time.sleep(0.3)
+    store.prune("a", [])
+    with sqlite3.connect(path) as raw:
+        left = raw.execute("SELECT workspace, ref FROM pins ORDER BY 1, 2").fetchall()
+    assert left == [("a", "r1"), ("b", "r1")]
+
+
+def test_each_workspace_has_a_private_lock_file_beside_the_store(
+    store: SQLiteStore, path: Path
+) -> None:
+    with store.workspace_lock("a", 1), store.workspace_lock("../../etc/passwd", 1):
+        pass
+    lock_files = sorted(path.parent.glob(f"{path.name}.*.lock"))
+    assert len(lock_files) == 2
+    for lock_file in lock_files:
+        assert lock_file.parent == path.parent
+        assert stat.S_IMODE(os.stat(lock_file).st_mode) == 0o600

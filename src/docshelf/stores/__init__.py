@@ -9,7 +9,19 @@ Both stores offer the same methods and pass the same contract tests (tests/store
   (score: the similarity, highest first).
 - `search_text(workspace, ref, query, k)`: the k best chunks of one ref by full-text rank (score:
   higher is better; no hits when the query has no searchable word).
-- `prune(workspace, keep_refs)`: delete every other ref of the workspace; returns how many refs.
+- `prune(workspace, keep_refs)`: delete every ref of the workspace but `keep_refs` and the pinned
+  ones, and the workspace's expired pins; returns how many refs went. The pins are read in the
+  transaction that deletes, so a pin added before the prune began is never missed.
+- `add_pin(workspace, ref, holder, lease_seconds)` -> pin id; `renew_pins(ids, lease_seconds)` ->
+  the ids still live; `remove_pin(id)`, idempotent; `pinned_refs(workspace)`: the refs with at
+  least one live pin. A pin is a row with a lease (live while it has not expired), so every
+  process sharing the store sees it, and the pins of a holder that dies, and stops renewing them,
+  expire. An expired or removed pin is never revived. Two pins of one ref need two removals. Pin
+  a ref before checking that it is there: a prune that ran first has deleted it.
+- `workspace_lock(workspace, timeout_seconds)`: a context manager for one indexing run of one
+  workspace, exclusive across threads and processes; StoreError when another holder keeps it
+  past the timeout. The operating system (SQLite) or the server (PostgreSQL) drops it when its
+  holder dies.
 - `set_current(workspace, ref)` / `current(workspace)`: the ref served by default, persisted.
 - `embeddings_for(workspace, content_hashes, model_id)`: stored vectors by content hash, so the
   indexer embeds only new or changed chunks.

@@ -11,6 +11,11 @@
   are read on every open, never taken from configuration.
 - A ref is replaced in one transaction (DELETE, then COPY); writers of one ref take turns under
   an advisory lock, so a ref never holds the rows of two writes.
+- Pins are rows whose lease ends at the server's now() plus the lease, so clients with skewed
+  clocks agree. add_pin and prune take turns under a transaction-level advisory lock of the
+  workspace's pins, so a prune never misses a pin added before it began.
+- The indexing lock of a workspace is a session-level advisory lock, held by a pooled connection
+  for the whole run: when that session ends, however it ends, the server drops the lock.
 - Every statement is parameterised. The one value formatted into SQL is the width, an int
   validated here, in the DDL of a migration.
 - Connections come from a pool that checks each one before lending it, so searches go on after
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import re
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -39,6 +45,13 @@ from docshelf.config import DEFAULT_EF_SEARCH, POSTGRES_POOL_MAX, POSTGRES_POOL_
 from docshelf.errors import ConfigError, StoreError
 from docshelf.rows import ChunkRow, StoredHit, Vector, check_unit, unit_query
 from docshelf.stores.migrations import migrations
+from docshelf.stores.pins import (
+    LOCK_POLL_SECONDS,
+    check_lease,
+    check_timeout,
+    lock_busy,
+    new_pin_id,
+)
 
 Connection = psycopg.Connection[TupleRow]
 
@@ -62,6 +75,14 @@ EF_SEARCH_RANGE = (1, 1000)
 # Key of the advisory lock held while migrating: "docshelf" in ASCII, so it will not clash with
 # another application's advisory locks in the same database.
 MIGRATION_LOCK_KEY = 0x646F637368656C66
+
+# Seeds of the per-workspace advisory locks, whose keys are hashtextextended(workspace, seed):
+# one 64-bit key, where the write lock of a (workspace, ref) takes two 32-bit keys, and PostgreSQL
+# keeps the two kinds apart; the seeds ("pins", "index" in ASCII) keep these two apart.
+PINS_LOCK_SEED = 0x70696E73
+INDEXING_LOCK_SEED = 0x696E646578
+
+PINS_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtextextended(%s, %s))"
 
 # The part of a full-text query that is searched: a question is a few hundred characters; a
 # pasted document must not become an OR of thousands of words, each ranked over the ref.
@@ -198,7 +219,7 @@ class PostgresStore:
                 f"the store at {location} holds embeddings of {stored_model} ({stored_dim} "
                 f"dimensions), but the configured embedder is {model_id} ({dim} dimensions). "
                 "Use a new store (--store with the URL of another database) for the new model, "
-                "or drop the tables docs_chunks, docs_current, docs_meta and "
+                "or drop the tables docs_chunks, docs_current, docs_meta, docs_pins and "
                 "docs_schema_migrations and index again with it; or configure "
                 f"{stored_model} again"
             )
@@ -310,20 +331,31 @@ class PostgresStore:
         return vector
 
     def prune(self, workspace: str, keep_refs: Iterable[str]) -> int:
-        """Delete every ref of `workspace` but `keep_refs`; returns how many refs went.
+        """Delete every ref of `workspace` but `keep_refs` and the pinned refs, and the
+        workspace's expired pins; returns how many refs went.
 
-        The workspace's current ref is left as it is, even when its chunks go.
+        The workspace's current ref is left as it is, even when its chunks go. The pins are read
+        in the same transaction as the delete, after add_pin's turn: a pin added before the
+        prune began is never missed.
         """
         keep = sorted(set(keep_refs))
         with (
             self._errors(f"pruning workspace {workspace!r}"),
             self._pool.connection() as conn,
+            conn.transaction(),
         ):
+            conn.execute(PINS_LOCK_SQL, (workspace, PINS_LOCK_SEED))
+            # A renewal in flight holds its pin's row: this waits for it, then sees the new lease.
+            conn.execute(
+                "DELETE FROM docs_pins WHERE workspace = %s AND expires_at <= now()", (workspace,)
+            )
             row = conn.execute(
                 "WITH gone AS (DELETE FROM docs_chunks "
-                "WHERE workspace = %s AND ref <> ALL(%s::text[]) RETURNING ref) "
+                "WHERE workspace = %(workspace)s AND ref <> ALL(%(keep)s::text[]) "
+                "AND ref NOT IN (SELECT ref FROM docs_pins "
+                "WHERE workspace = %(workspace)s AND expires_at > now()) RETURNING ref) "
                 "SELECT count(DISTINCT ref) FROM gone",
-                (workspace, keep),
+                {"workspace": workspace, "keep": keep},
             ).fetchone()
         return int(_first(row))
 
@@ -338,6 +370,103 @@ class PostgresStore:
                 "DO UPDATE SET ref = excluded.ref, updated_at = excluded.updated_at",
                 (workspace, ref),
             )
+
+    # -- pins and the indexing lock --------------------------------------------------------
+
+    def add_pin(self, workspace: str, ref: str, holder: str, lease_seconds: float) -> str:
+        """Keep `ref` out of every prune for `lease_seconds`; returns the pin's id.
+
+        Raises:
+            ConfigError: the lease is not a positive number of seconds (at most a year).
+            StoreError: the write failed.
+        """
+        lease = check_lease(lease_seconds)
+        pin_id = new_pin_id()
+        with (
+            self._errors(f"pinning ref {ref!r} of workspace {workspace!r}"),
+            self._pool.connection() as conn,
+            conn.transaction(),
+        ):
+            conn.execute(PINS_LOCK_SQL, (workspace, PINS_LOCK_SEED))
+            conn.execute(
+                "INSERT INTO docs_pins (id, workspace, ref, holder, expires_at) "
+                "VALUES (%s, %s, %s, %s, now() + make_interval(secs => %s))",
+                (pin_id, workspace, ref, holder, lease),
+            )
+        return pin_id
+
+    def renew_pins(self, pin_ids: Sequence[str], lease_seconds: float) -> set[str]:
+        """Make the given pins expire `lease_seconds` from now; returns the ids still live.
+
+        A pin that expired or was removed is not revived: a prune may have deleted its ref.
+
+        Raises:
+            ConfigError: the lease is not a positive number of seconds (at most a year).
+            StoreError: the write failed.
+        """
+        lease = check_lease(lease_seconds)
+        wanted = list(dict.fromkeys(pin_ids))
+        if not wanted:
+            return set()
+        with self._errors("renewing pins"), self._pool.connection() as conn:
+            rows = conn.execute(
+                "UPDATE docs_pins SET expires_at = now() + make_interval(secs => %s) "
+                "WHERE id = ANY(%s::text[]) AND expires_at > now() RETURNING id",
+                (lease, wanted),
+            ).fetchall()
+        return {str(pin_id) for (pin_id,) in rows}
+
+    def remove_pin(self, pin_id: str) -> None:
+        """Release a pin; removing one that is gone already does nothing."""
+        with self._errors("removing a pin"), self._pool.connection() as conn:
+            conn.execute("DELETE FROM docs_pins WHERE id = %s", (pin_id,))
+
+    def pinned_refs(self, workspace: str) -> set[str]:
+        """The refs of `workspace` with at least one unexpired pin."""
+        with (
+            self._errors(f"reading the pins of workspace {workspace!r}"),
+            self._pool.connection() as conn,
+        ):
+            rows = conn.execute(
+                "SELECT DISTINCT ref FROM docs_pins WHERE workspace = %s AND expires_at > now()",
+                (workspace,),
+            ).fetchall()
+        return {str(ref) for (ref,) in rows}
+
+    @contextmanager
+    def workspace_lock(self, workspace: str, timeout_seconds: float) -> Iterator[None]:
+        """Hold the indexing lock of `workspace` for the block, waiting up to `timeout_seconds`.
+
+        One holder at a time, among all the processes and threads using this database. The lock
+        is held by one pooled connection, lent for the whole block; if that session ends, the
+        server drops the lock.
+
+        Raises:
+            ConfigError: the timeout is negative or not a number.
+            StoreError: another holder kept the lock for the whole wait, or the server failed.
+        """
+        waited = check_timeout(timeout_seconds)
+        deadline = time.monotonic() + waited
+        action = f"taking the indexing lock of workspace {workspace!r}"
+        with self._errors(action):
+            conn = self._pool.getconn()
+        # Whether the session is known to hold no lock of ours, so the pool may lend it again.
+        clean = False
+        try:
+            with self._errors(action):
+                locked = _try_lock_until(conn, workspace, deadline)
+            if not locked:
+                clean = True
+                raise lock_busy(workspace, self.location, waited)
+            try:
+                yield
+            finally:
+                clean = _unlock(conn, workspace)
+        finally:
+            if not clean:
+                # Ending the session is the one sure way to drop a lock it might hold.
+                conn.close()
+            self._pool.putconn(conn)
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -452,6 +581,37 @@ class PostgresStore:
                 TEXT_SEARCH_SQL, {"workspace": workspace, "ref": ref, "query": text, "k": k}
             ).fetchall()
         return [StoredHit.from_columns(row[:6], row[6]) for row in rows]
+
+
+def _try_lock_until(conn: Connection, workspace: str, deadline: float) -> bool:
+    """Try the workspace's indexing lock until `deadline`; whether it was taken."""
+    while True:
+        row = conn.execute(
+            "SELECT pg_try_advisory_lock(hashtextextended(%s, %s))",
+            (workspace, INDEXING_LOCK_SEED),
+        ).fetchone()
+        # The lock belongs to the session: no transaction stays open while it is held.
+        conn.commit()
+        if _first(row):
+            return True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(LOCK_POLL_SECONDS, left))
+
+
+def _unlock(conn: Connection, workspace: str) -> bool:
+    """Release the workspace's indexing lock; False when the session may still hold it."""
+    try:
+        conn.execute(
+            "SELECT pg_advisory_unlock(hashtextextended(%s, %s))",
+            (workspace, INDEXING_LOCK_SEED),
+        )
+        conn.commit()
+    except psycopg.Error:
+        # A broken connection: its session, and the lock with it, is gone or must be ended.
+        return False
+    return True
 
 
 def without_password(url: str) -> str:

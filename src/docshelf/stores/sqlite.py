@@ -7,15 +7,24 @@
   another process wrote it, so a stale matrix is never served.
 - Full text: FTS5 with the porter stemmer over heading and content, ranked by bm25().
 - Each thread has its own connection: sqlite3 connections must not be shared across threads.
+- Pins are rows whose lease is unix seconds from time.time(); a prune reads them inside its own
+  IMMEDIATE transaction, which every other writer (add_pin among them) waits for.
+- The indexing lock of a workspace is an flock on a file beside the database, so the kernel
+  releases it when its holder exits, however it exits; a lock per file in this process makes the
+  threads of one process wait for each other as plainly.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import os
 import re
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,6 +36,13 @@ import numpy as np
 from docshelf.errors import StoreError
 from docshelf.rows import ChunkRow, StoredHit, Vector, check_unit, unit_query
 from docshelf.stores.migrations import migrations
+from docshelf.stores.pins import (
+    LOCK_POLL_SECONDS,
+    check_lease,
+    check_timeout,
+    lock_busy,
+    new_pin_id,
+)
 
 # Seconds a connection waits for another process's write to finish before it gives up: an index
 # write of a large ref takes a few seconds; a minute means something is stuck.
@@ -64,6 +80,13 @@ _STOP_LIST = (
 STOP_WORDS = frozenset(_STOP_LIST.split())
 
 _WORD = re.compile(r"\w+")
+
+# Hex digits of a workspace's hash in the name of its lock file: any workspace name becomes a safe
+# file name, and 64 bits keep two workspaces of one store from sharing a file.
+LOCK_NAME_HEX_DIGITS = 16
+
+# The indexing lock file is for this user only, as the database should be.
+LOCK_FILE_MODE = 0o600
 
 _SELECT_HIT = "SELECT id, path, chunk, heading, content, start_line, end_line FROM chunks"
 
@@ -296,16 +319,26 @@ class SQLiteStore:
         return np.asarray(vector, dtype="<f4").tobytes()
 
     def prune(self, workspace: str, keep_refs: Iterable[str]) -> int:
-        """Delete every ref of `workspace` but `keep_refs`; returns how many refs went."""
+        """Delete every ref of `workspace` but `keep_refs` and the pinned refs, and the
+        workspace's expired pins; returns how many refs went.
+
+        The pins are read in the same transaction as the delete: a pin added before the prune
+        began is never missed.
+        """
         keep = sorted(set(keep_refs))
         marks = ",".join("?" * len(keep))
         with self._transaction(f"pruning workspace {workspace}") as conn:
+            now = time.time()
+            conn.execute(
+                "DELETE FROM pins WHERE workspace = ? AND expires_at <= ?", (workspace, now)
+            )
             gone = [
                 r
                 for (r,) in conn.execute(
-                    "SELECT DISTINCT ref FROM chunks WHERE workspace = ?"
+                    "SELECT DISTINCT ref FROM chunks WHERE workspace = ? AND ref NOT IN "
+                    "(SELECT ref FROM pins WHERE workspace = ? AND expires_at > ?)"
                     + (f" AND ref NOT IN ({marks})" if keep else ""),
-                    (workspace, *keep),
+                    (workspace, workspace, now, *keep),
                 )
             ]
             conn.executemany(
@@ -322,6 +355,98 @@ class SQLiteStore:
                 "DO UPDATE SET ref = excluded.ref, updated_at = excluded.updated_at",
                 (workspace, ref, _now()),
             )
+
+    # -- pins and the indexing lock --------------------------------------------------------
+
+    def add_pin(self, workspace: str, ref: str, holder: str, lease_seconds: float) -> str:
+        """Keep `ref` out of every prune for `lease_seconds`; returns the pin's id.
+
+        Raises:
+            ConfigError: the lease is not a positive number of seconds (at most a year).
+            StoreError: the write failed.
+        """
+        lease = check_lease(lease_seconds)
+        pin_id = new_pin_id()
+        with self._transaction(f"pinning ref {ref} of workspace {workspace}") as conn:
+            conn.execute(
+                "INSERT INTO pins (id, workspace, ref, holder, expires_at) VALUES (?, ?, ?, ?, ?)",
+                (pin_id, workspace, ref, holder, time.time() + lease),
+            )
+        return pin_id
+
+    def renew_pins(self, pin_ids: Sequence[str], lease_seconds: float) -> set[str]:
+        """Make the given pins expire `lease_seconds` from now; returns the ids still live.
+
+        A pin that expired or was removed is not revived: a prune may have deleted its ref.
+
+        Raises:
+            ConfigError: the lease is not a positive number of seconds (at most a year).
+            StoreError: the write failed.
+        """
+        lease = check_lease(lease_seconds)
+        wanted = list(dict.fromkeys(pin_ids))
+        live: set[str] = set()
+        if not wanted:
+            return live
+        with self._transaction("renewing pins") as conn:
+            now = time.time()
+            for pin_id in wanted:
+                renewed = conn.execute(
+                    "UPDATE pins SET expires_at = ? WHERE id = ? AND expires_at > ?",
+                    (now + lease, pin_id, now),
+                )
+                if renewed.rowcount:
+                    live.add(pin_id)
+        return live
+
+    def remove_pin(self, pin_id: str) -> None:
+        """Release a pin; removing one that is gone already does nothing."""
+        with self._transaction("removing a pin") as conn:
+            conn.execute("DELETE FROM pins WHERE id = ?", (pin_id,))
+
+    def pinned_refs(self, workspace: str) -> set[str]:
+        """The refs of `workspace` with at least one unexpired pin."""
+        with self._errors(f"reading the pins of workspace {workspace}"):
+            rows = self._connect().execute(
+                "SELECT DISTINCT ref FROM pins WHERE workspace = ? AND expires_at > ?",
+                (workspace, time.time()),
+            )
+            return {str(ref) for (ref,) in rows}
+
+    @contextmanager
+    def workspace_lock(self, workspace: str, timeout_seconds: float) -> Iterator[None]:
+        """Hold the indexing lock of `workspace` for the block, waiting up to `timeout_seconds`.
+
+        One holder at a time, among the threads of this process and every other process.
+
+        Raises:
+            ConfigError: the timeout is negative or not a number.
+            StoreError: another holder kept the lock for the whole wait, or its file beside the
+                store cannot be opened.
+        """
+        waited = check_timeout(timeout_seconds)
+        deadline = time.monotonic() + waited
+        lock_path = self._lock_path(workspace)
+        in_process = _PROCESS_LOCKS.get(os.path.realpath(lock_path))
+        if not in_process.acquire(timeout=_lock_wait(deadline)):
+            raise lock_busy(workspace, self.location, waited)
+        try:
+            fd = _open_lock_file(lock_path)
+            try:
+                _flock_until(fd, deadline, lambda: lock_busy(workspace, self.location, waited))
+                try:
+                    yield
+                finally:
+                    # Also for a child that was forked with this descriptor and shares the lock.
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
+        finally:
+            in_process.release()
+
+    def _lock_path(self, workspace: str) -> Path:
+        digest = hashlib.sha256(workspace.encode("utf-8", "surrogatepass")).hexdigest()
+        return self.path.with_name(f"{self.path.name}.{digest[:LOCK_NAME_HEX_DIGITS]}.lock")
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -508,6 +633,61 @@ class SQLiteStore:
     def _forget(self, workspace: str, ref: str) -> None:
         with self._matrices_lock:
             self._matrices.pop((workspace, ref), None)
+
+
+class _ProcessLocks:
+    """One threading lock per lock file, shared by every store object of this process."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+
+    def get(self, key: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+    def reset(self) -> None:
+        # In a forked child only its forking thread runs: locks held by the parent's other
+        # threads would never be released there. The flock still excludes the parent.
+        self._guard = threading.Lock()
+        self._locks = {}
+
+
+_PROCESS_LOCKS = _ProcessLocks()
+os.register_at_fork(after_in_child=_PROCESS_LOCKS.reset)
+
+
+def _lock_wait(deadline: float) -> float:
+    """What threading.Lock.acquire takes as the time left: -1 for as long as it takes."""
+    left = deadline - time.monotonic()
+    return -1 if left > threading.TIMEOUT_MAX else max(left, 0.0)
+
+
+def _open_lock_file(path: Path) -> int:
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, LOCK_FILE_MODE)
+    except OSError as e:
+        raise StoreError(
+            f"cannot open the indexing lock file {path}: {e.strerror}. Check that this user may "
+            "write the store's folder"
+        ) from e
+
+
+def _flock_until(fd: int, deadline: float, busy: Callable[[], StoreError]) -> None:
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise busy() from None
+            time.sleep(min(LOCK_POLL_SECONDS, left))
+        except OSError as e:
+            raise StoreError(
+                f"cannot lock the indexing lock file: {e.strerror}. Keep the store on a local "
+                "file system, which supports flock"
+            ) from e
 
 
 def _half_matrix(token: int, ids: np.ndarray[Any, np.dtype[np.int64]], vectors: Vector) -> _Matrix:
