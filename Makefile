@@ -39,6 +39,7 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/chunking.py
 	$(BIN)/python bench/pathological.py
 	$(BIN)/python bench/search.py
+	$(BIN)/python bench/git_read.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

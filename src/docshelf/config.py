@@ -30,6 +30,20 @@ PARAGRAPH_OVERLAP_CHARS = 120
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 TEXT_SUFFIXES = (".txt",)
 
+# Files over this size are skipped, not read: hand-written documentation is far smaller, and a
+# generated dump (an API reference, a changelog of every release) would dominate every top-k.
+MAX_DOC_BYTES = 1024 * 1024
+
+# Where a git repository keeps its documentation unless --docs names other directories.
+DEFAULT_DOCS_ROOTS = ("docs",)
+
+# Seconds one local git command (resolving a revision, listing a tree, reading its blobs) may take:
+# a large repository on a cold disk needs seconds; minutes mean git is stuck, not busy.
+GIT_TIMEOUT_SECONDS = 120.0
+
+# Seconds a clone or a fetch may take: these move a whole repository over the network.
+GIT_FETCH_TIMEOUT_SECONDS = 600.0
+
 # A heading's title in the breadcrumb is cut after this many characters: the breadcrumb labels a
 # chunk and prefixes its embedding input; the full heading line stays in the chunk's content.
 MAX_TITLE_CHARS = 200
