@@ -15,9 +15,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
-# The main job on the embedded default. Until indexing lands: cut the project's own docs/.
+# The main job on the embedded default: index the project's own docs/ (at its current commit,
+# or as a plain directory outside git) into the default SQLite store, then ask it a question.
 run: $(STAMP)
-	$(BIN)/docshelf chunk docs
+	$(BIN)/docshelf index . --docs docs --workspace docshelf
+	$(BIN)/docshelf search "How does docshelf cut a Markdown file into chunks?" --workspace docshelf -k 3
 
 test: lint typecheck pytest
 
@@ -40,6 +42,7 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/pathological.py
 	$(BIN)/python bench/search.py
 	$(BIN)/python bench/git_read.py
+	$(BIN)/python bench/indexing.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

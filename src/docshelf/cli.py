@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -25,16 +25,38 @@ from docshelf.app import (
     StoreStatus,
     chunk_paths,
     configured_embedder,
+    index_source,
+    prune_store,
+    search_current,
     store_status,
 )
 from docshelf.chunking import Chunk, TextChunk
 from docshelf.chunking.text import prepare
-from docshelf.config import DEFAULT_EF_SEARCH, EMBEDDERS, Config, default_store_location
+from docshelf.config import (
+    DEFAULT_EF_SEARCH,
+    EMBEDDERS,
+    Config,
+    default_mirror_dir,
+    default_store_location,
+)
 from docshelf.errors import DocshelfError
 from docshelf.workspace import shown
 
+if TYPE_CHECKING:
+    from docshelf.indexer import IndexResult, Progress
+
 # Widest heading shown in the `chunk` table before it is cut with an ellipsis.
 TABLE_HEADING_WIDTH = 48
+
+# Width of the progress bar of `docshelf index`, in characters.
+PROGRESS_BAR_WIDTH = 24
+
+# The progress line is redrawn at most this often: often enough to look alive, rarely enough
+# that a fast index of small files is not slowed down by the terminal.
+PROGRESS_REDRAW_SECONDS = 0.1
+
+# How many characters of a commit id are shown in human-readable output.
+SHORT_REF = 12
 
 # Where an OpenAI-compatible endpoint's key is read from, first match wins. Never a flag: a key
 # on the command line ends up in shell history and process listings.
@@ -191,8 +213,226 @@ def status(as_json: bool, **options: Any) -> None:
         lines.append(f"workspace {shown(ws.name)}: current {ws.current or '(none)'}")
         for ref, count in ws.chunks_per_ref.items():
             mark = "*" if ref == ws.current else " "
-            lines.append(f"  {mark} {ref}  {count} chunks")
+            pins = ws.pinned.count(ref)
+            pinned = f", pinned{f' x{pins}' if pins > 1 else ''}" if pins else ""
+            lines.append(f"  {mark} {ref}  {count} chunks{pinned}")
     _write("\n".join(lines) + "\n")
+
+
+@cli.command()
+@click.argument("source", default=".", metavar="[SOURCE]")
+@click.option(
+    "--ref",
+    "rev",
+    metavar="REV",
+    help="The commit, branch or tag to index (default: the tracked branch, HEAD).",
+)
+@click.option(
+    "--docs",
+    "docs",
+    multiple=True,
+    metavar="DIR",
+    help="A documentation folder, relative to the repository root; repeat for several "
+    "(default: docs, or the folder SOURCE names inside a repository; for a plain directory, "
+    "all of it).",
+)
+@click.option(
+    "--workspace",
+    metavar="NAME",
+    help="The workspace name in the store (default: the repository's absolute path, or the "
+    "clone URL without its password).",
+)
+@click.option(
+    "--mirror-dir",
+    metavar="DIR",
+    envvar="DOCSHELF_MIRROR_DIR",
+    help=f"Where clone URLs are mirrored. Default: {default_mirror_dir()} "
+    "[env: DOCSHELF_MIRROR_DIR]",
+)
+@store_options
+@embedder_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object when done.")
+def index(
+    source: str,
+    rev: str | None,
+    docs: tuple[str, ...],
+    workspace: str | None,
+    as_json: bool,
+    **options: Any,
+) -> None:
+    """Index the documentation of a git repository at one commit, make it current and prune the
+    refs nobody pins.
+
+    SOURCE is a path (default: the current directory) or a clone URL, mirrored and fetched on
+    every run. The docs are read from git's objects at that commit: uncommitted edits are not
+    indexed. A commit that is already indexed is not embedded again, and only the chunks that
+    changed since an indexed commit are.
+    """
+    config = make_config(**options)
+    bar = _ProgressLine() if not as_json and sys.stderr.isatty() else None
+    try:
+        result = index_source(
+            config,
+            source,
+            rev=rev,
+            docs=list(docs) or None,
+            workspace=workspace,
+            progress=bar.update if bar else None,
+        )
+    finally:
+        if bar:
+            bar.finish()
+    if as_json:
+        _write(json.dumps(_index_json(result), ensure_ascii=False, indent=2) + "\n")
+    else:
+        _write(_index_text(result))
+
+
+@cli.command()
+@click.option("--workspace", metavar="NAME", help="Prune this workspace only (default: all).")
+@store_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON array.")
+def prune(workspace: str | None, as_json: bool, **options: Any) -> None:
+    """Delete every indexed ref except each workspace's current ref and the refs a running
+    session pins. `docshelf index` does this after each commit it makes current."""
+    reports = prune_store(make_config(**options), workspace)
+    if as_json:
+        rows = [
+            {
+                "workspace": r.workspace,
+                "current": r.current,
+                "pinned": r.pinned,
+                "removed": r.removed,
+            }
+            for r in reports
+        ]
+        _write(json.dumps(rows, ensure_ascii=False, indent=2) + "\n")
+        return
+    lines = []
+    for r in reports:
+        if r.current is None:
+            lines.append(f"workspace {shown(r.workspace)}: no current ref, left as it is")
+            continue
+        kept = ", ".join(
+            [r.current[:SHORT_REF], *(p[:SHORT_REF] for p in r.pinned if p != r.current)]
+        )
+        lines.append(
+            f"workspace {shown(r.workspace)}: removed {r.removed} "
+            f"ref{'s' if r.removed != 1 else ''}, kept {kept}"
+        )
+    _write("\n".join(lines or ["the store holds no workspace"]) + "\n")
+
+
+@cli.command()
+@click.argument("query")
+@click.option(
+    "--workspace", metavar="NAME", help="The workspace to search (default: the only one)."
+)
+@click.option(
+    "-k",
+    "--top-k",
+    "k",
+    type=click.IntRange(1, 20),
+    default=5,
+    show_default=True,
+    help="How many excerpts.",
+)
+@store_options
+@embedder_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON array of hits.")
+def search(query: str, workspace: str | None, k: int, as_json: bool, **options: Any) -> None:
+    """Search the current ref of a workspace by meaning (by text with --embedder none)."""
+    name, ref, hits = search_current(make_config(**options), query, workspace=workspace, k=k)
+    if as_json:
+        rows = [
+            {
+                "path": h.path,
+                "heading": h.heading,
+                "start_line": h.start_line,
+                "end_line": h.end_line,
+                "score": round(h.score, 4),
+                "content": h.content,
+            }
+            for h in hits
+        ]
+        _write(json.dumps(rows, ensure_ascii=False, indent=2) + "\n")
+        return
+    out = [f"{len(hits)} excerpts for {query!r} at {ref[:SHORT_REF]} of {shown(name)}"]
+    for h in hits:
+        where = f"{h.path} lines {h.start_line}-{h.end_line}"
+        out.append(f"\n--- {shown(where)}" + (f" ({shown(h.heading)})" if h.heading else ""))
+        out.append(h.content.rstrip())
+    _write("\n".join(out) + "\n")
+
+
+class _ProgressLine:
+    """One line on stderr, redrawn as indexing goes: files, chunks, embedded and reused,
+    chunks per second."""
+
+    def __init__(self) -> None:
+        self._started = time.perf_counter()
+        self._drawn = 0.0
+        self._width = 0
+
+    def update(self, p: Progress) -> None:
+        now = time.perf_counter()
+        if (
+            p.phase == "embedding"
+            and p.embedded < p.to_embed
+            and now - self._drawn < PROGRESS_REDRAW_SECONDS
+        ):
+            return
+        self._drawn = now
+        done = p.embedded + p.reused
+        share = 1.0 if not p.chunks else done / p.chunks
+        filled = round(share * PROGRESS_BAR_WIDTH)
+        bar = "#" * filled + "-" * (PROGRESS_BAR_WIDTH - filled)
+        rate = p.embedded / max(now - self._started, 1e-9)
+        line = (
+            f"{p.phase:<9} [{bar}] {p.files} files, {done}/{p.chunks} chunks "
+            f"({p.embedded} embedded, {p.reused} reused), {rate:.1f} chunks/s"
+        )
+        click.echo("\r" + line.ljust(self._width), nl=False, err=True)
+        self._width = len(line)
+
+    def finish(self) -> None:
+        if self._width:
+            click.echo(err=True)
+
+
+def _index_json(r: IndexResult) -> dict[str, Any]:
+    return {
+        "workspace": r.workspace,
+        "ref": r.ref,
+        "files": r.files,
+        "skipped": [{"path": s.path, "reason": s.reason} for s in r.skipped],
+        "chunks": r.chunks,
+        "embedded": r.embedded,
+        "reused": r.reused,
+        "seconds": round(r.seconds, 3),
+        "already_indexed": r.already_indexed,
+        "pruned": r.pruned,
+        "prune_error": r.prune_error,
+    }
+
+
+def _index_text(r: IndexResult) -> str:
+    name, ref = shown(r.workspace), r.ref[:SHORT_REF]
+    if r.already_indexed:
+        lines = [f"{ref} of {name} was already indexed ({r.chunks} chunks); it is current"]
+    else:
+        lines = [
+            f"indexed {ref} of {name}: {r.files} file{'s' if r.files != 1 else ''}, "
+            f"{r.chunks} chunks ({r.embedded} embedded, {r.reused} reused) in {r.seconds:.1f} s"
+        ]
+    if r.skipped:
+        lines.append(f"skipped {len(r.skipped)}:")
+        lines.extend(f"  {shown(s.path)}: {s.reason}" for s in r.skipped)
+    if r.pruned:
+        lines.append(f"pruned {r.pruned} older ref{'s' if r.pruned != 1 else ''}")
+    if r.prune_error:
+        lines.append(f"warning: pruning failed ({r.prune_error}); the old refs cost disk only")
+    return "\n".join(lines) + "\n"
 
 
 def _status_json(report: StoreStatus) -> dict[str, Any]:
@@ -201,7 +441,12 @@ def _status_json(report: StoreStatus) -> dict[str, Any]:
         "model": report.model_id,
         "dim": report.dim,
         "workspaces": [
-            {"workspace": ws.name, "current": ws.current, "refs": ws.chunks_per_ref}
+            {
+                "workspace": ws.name,
+                "current": ws.current,
+                "pinned": ws.pinned,
+                "refs": ws.chunks_per_ref,
+            }
             for ws in report.workspaces
         ],
     }

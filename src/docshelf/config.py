@@ -63,10 +63,23 @@ EMBED_MAX_RETRIES = 4
 EMBED_RETRY_BASE_SECONDS = 0.5
 EMBED_RETRY_MAX_SECONDS = 60.0
 
+# The sync hook gives indexing one revision this long before it gives up and lets the previous
+# ref keep serving: a full index of a large docs tree takes a minute or two on a CPU, and an
+# embeddings endpoint that hangs must not hold the sync for longer (the seed's RefreshTimeout).
+REFRESH_TIMEOUT_SECONDS = 120.0
+
+# How long `docshelf index` waits for another process indexing the same workspace: that run
+# indexes the same commit more often than not, and after an hour something is stuck.
+INDEX_LOCK_TIMEOUT_SECONDS = 3600.0
+
+# A pin is a row with a lease its holder renews every third of it: a crashed process's pins lapse
+# within a minute, and two missed renewals (a busy database, a slow network) do not lose a pin.
+PIN_LEASE_SECONDS = 60.0
+
 # hnsw.ef_search for PostgreSQL vector searches: the candidate list of the HNSW walk. pgvector's
 # default of 40 misses many true neighbours of short questions; 200 with the index built at
-# ef_construction 200 finds most of them and stays near 2 ms at 100k chunks (bench/search.py,
-# BENCHMARKS.md has the measured recall at each value).
+# ef_construction 200 finds 95% of them at 10k chunks (fewer at 100k) and stays under 5 ms at the
+# median (bench/search.py; BENCHMARKS.md has the measured recall and latency at each value).
 DEFAULT_EF_SEARCH = 200
 
 # Connections the PostgreSQL store keeps open: one per concurrent search is plenty for one server.
@@ -83,6 +96,15 @@ OPENAI_DEFAULT_MODEL = "text-embedding-3-small"
 
 # The file name of the default SQLite store inside the user data directory.
 STORE_FILE_NAME = "docshelf.sqlite3"
+
+
+# The folder, inside the user data directory, where clone URLs are mirrored.
+MIRROR_DIR_NAME = "mirrors"
+
+
+def default_mirror_dir() -> str:
+    """Where `docshelf index URL` keeps its mirror of each repository."""
+    return str(Path(user_data_dir("docshelf", appauthor=False)) / MIRROR_DIR_NAME)
 
 
 def default_store_location() -> str:
@@ -102,3 +124,4 @@ class Config:
     dimensions: int | None = None
     batch_size: int | None = None
     ef_search: int = DEFAULT_EF_SEARCH
+    mirror_dir: str = field(default_factory=default_mirror_dir)

@@ -1,0 +1,543 @@
+"""Indexing: a workspace revision -> chunks -> embeddings -> the store; pins and pruning.
+
+Constraints:
+- Indexing happens when the workspace syncs, never per session. `refresh` is the sync hook: it is
+  bounded by a timeout and never raises, so a broken embedder degrades retrieval but cannot fail
+  or hold the sync; the previous ref keeps serving.
+- Runs are serialised in the order they were started (a first-come ticket lock in the process,
+  and the store's lock per workspace across processes), so they cannot commit in the opposite
+  order to the syncs that started them.
+- A ref is written all or nothing: a ref that has any chunks has all of them. Every failure is
+  wrapped with the ref, and nothing of a failed ref is written.
+- Only what changed is embedded: each chunk's embedding input is hashed with the model id, and
+  the stored vector of an identical chunk anywhere in the workspace is reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from docshelf.chunking import Chunk, chunk_text, embedding_input, split_markdown
+from docshelf.chunking.text import prepare
+from docshelf.config import (
+    EMBED_BATCH_SIZE,
+    INDEX_LOCK_TIMEOUT_SECONDS,
+    PIN_LEASE_SECONDS,
+    REFRESH_TIMEOUT_SECONDS,
+)
+from docshelf.errors import DocshelfError, IndexingError
+from docshelf.rows import ChunkRow, Vector
+from docshelf.workspace import DocFile, Docs, Skipped
+
+log = logging.getLogger("docshelf.indexer")
+
+# The model id hashed with the embedding input of a store without embeddings (--embedder none).
+NO_MODEL_ID = "none"
+
+
+class Embedder(Protocol):
+    """What the indexer needs of an embedder."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: list[str]) -> Vector: ...
+
+
+class Store(Protocol):
+    """What the indexer needs of a store."""
+
+    def has_chunks(self, workspace: str, ref: str) -> bool: ...
+
+    def replace_doc_chunks(self, workspace: str, ref: str, rows: Iterable[ChunkRow]) -> None: ...
+
+    def embeddings_for(
+        self, workspace: str, content_hashes: Sequence[str], model_id: str
+    ) -> dict[str, Vector]: ...
+
+    def set_current(self, workspace: str, ref: str) -> None: ...
+
+    def prune(self, workspace: str, keep_refs: Iterable[str]) -> int: ...
+
+    def ref_counts(self, workspace: str) -> dict[str, int]: ...
+
+    def add_pin(self, workspace: str, ref: str, holder: str, lease_seconds: float) -> str: ...
+
+    def renew_pins(self, pin_ids: Sequence[str], lease_seconds: float) -> set[str]: ...
+
+    def remove_pin(self, pin_id: str) -> None: ...
+
+    def pinned_refs(self, workspace: str) -> set[str]: ...
+
+    def workspace_lock(
+        self, workspace: str, timeout_seconds: float
+    ) -> AbstractContextManager[None]: ...
+
+
+class Source(Protocol):
+    """What the indexer needs of a workspace: its name, and the docs of one of its refs."""
+
+    @property
+    def name(self) -> str: ...
+
+    def read_docs(self, ref: str) -> Docs: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Where an indexing run is: sent to the progress callback after each step."""
+
+    phase: str  # "reading", "embedding", "writing" or "done"
+    files: int = 0
+    chunks: int = 0
+    embedded: int = 0  # chunks whose vectors were computed so far
+    to_embed: int = 0  # chunks whose vectors must be computed in all
+    reused: int = 0  # chunks whose vectors came from the store
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexResult:
+    """What one `index` run did. `files` is None when the ref was already indexed (nothing read)."""
+
+    workspace: str
+    ref: str
+    files: int | None
+    skipped: list[Skipped]
+    chunks: int
+    embedded: int
+    reused: int
+    seconds: float
+    already_indexed: bool
+    pruned: int = 0
+    prune_error: str | None = None
+
+
+def content_hash(model_id: str, text: str) -> str:
+    """The key under which a chunk's vector is stored and reused: its embedding input and model."""
+    data = f"{model_id}\0{text}".encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_chunks(file: DocFile) -> list[Chunk]:
+    """A file cut by its kind's chunker: Markdown by sections, text by paragraphs (with the line
+    range of each paragraph chunk's own content, and no heading)."""
+    if file.kind == "markdown":
+        return split_markdown(file.path, file.text)
+    text = prepare(file.text)  # the paragraph chunker's offsets count in the prepared text
+    chunks = []
+    for piece in chunk_text(text):
+        start_line = text.count("\n", 0, piece.char_start) + 1
+        end_line = start_line + text.count("\n", piece.char_start, max(piece.char_end - 1, 0))
+        chunks.append(Chunk(file.path, piece.chunk_index, "", piece.text, start_line, end_line))
+    return chunks
+
+
+def default_holder() -> str:
+    """Who holds a pin, as shown by `docshelf status`: this host and process."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class _FifoLock:
+    """A lock granted in the order it was asked for; a waiter may give up at a deadline."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._held = False
+        self._queue: deque[object] = deque()
+
+    @contextmanager
+    def hold(self, timeout: float | None) -> Iterator[None]:
+        ticket = object()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            self._queue.append(ticket)
+            try:
+                while self._held or self._queue[0] is not ticket:
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        raise TimeoutError
+                    self._cond.wait(left)
+            except BaseException:
+                self._queue.remove(ticket)
+                self._cond.notify_all()
+                raise
+            self._queue.popleft()
+            self._held = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._held = False
+                self._cond.notify_all()
+
+
+@dataclass(slots=True)
+class _Pins:
+    """The pins this process holds: pin id -> ref, renewed by one background thread."""
+
+    refs: dict[str, str] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    stop: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+
+
+class Indexer:
+    """Indexes the refs of one workspace into a store, makes them current and prunes the rest."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        source: Source,
+        *,
+        batch_size: int = EMBED_BATCH_SIZE,
+        refresh_timeout: float = REFRESH_TIMEOUT_SECONDS,
+        lock_timeout: float = INDEX_LOCK_TIMEOUT_SECONDS,
+        pin_lease: float = PIN_LEASE_SECONDS,
+        holder: str | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise IndexingError(f"the embedding batch size must be 1 or more, not {batch_size}")
+        self._store = store
+        self._embedder = embedder
+        self._source = source
+        self._batch_size = batch_size
+        self._refresh_timeout = refresh_timeout
+        self._lock_timeout = lock_timeout
+        self._pin_lease = pin_lease
+        self._holder = holder or default_holder()
+        self._runs = _FifoLock()
+        self._settled: str | None = None
+        self._pins = _Pins()
+
+    @property
+    def workspace(self) -> str:
+        return self._source.name
+
+    @property
+    def model_id(self) -> str:
+        return NO_MODEL_ID if self._embedder is None else self._embedder.model_id
+
+    # -- indexing --------------------------------------------------------------------------
+
+    def refresh(self, ref: str, progress: ProgressCallback | None = None) -> IndexResult | None:
+        """The sync hook: index and promote `ref` within the refresh timeout.
+
+        Never raises: a failure or a timeout is logged and returns None, and the previous ref
+        keeps serving. A run still going at the timeout is cancelled at its next step, and
+        writes nothing that becomes current.
+        """
+        cancel = threading.Event()
+        outcome: list[IndexResult | BaseException] = []
+
+        def run() -> None:
+            try:
+                outcome.append(self._index(ref, progress, cancel, self._refresh_timeout))
+            except BaseException as e:  # handed to the waiting thread
+                outcome.append(e)
+
+        worker = threading.Thread(target=run, name=f"docshelf-refresh-{ref[:12]}", daemon=True)
+        worker.start()
+        worker.join(self._refresh_timeout)
+        if worker.is_alive():
+            cancel.set()
+            log.error(
+                "indexing %s of workspace %s took longer than %.0f s and was cancelled; the "
+                "previous ref keeps serving. Check the embedder, or raise the refresh timeout",
+                ref,
+                self.workspace,
+                self._refresh_timeout,
+            )
+            return None
+        result = outcome[0]
+        if isinstance(result, BaseException):
+            log.error("%s", result)
+            return None
+        return result
+
+    def index(self, ref: str, progress: ProgressCallback | None = None) -> IndexResult:
+        """Index `ref` (unless it already is), make it current and prune the refs nobody pins.
+
+        Raises:
+            IndexingError: the ref could not be read, embedded or written (nothing of it was
+                written; the previous ref keeps serving), or could not be made current.
+        """
+        return self._index(ref, progress, threading.Event(), None)
+
+    def _index(
+        self,
+        ref: str,
+        progress: ProgressCallback | None,
+        cancel: threading.Event,
+        timeout: float | None,
+    ) -> IndexResult:
+        started = time.perf_counter()
+        report = progress or _ignore
+        try:
+            with self._runs.hold(timeout):
+                if ref == self._settled:
+                    return self._already(ref, started, 0, None)
+                lock_timeout = self._lock_timeout if timeout is None else timeout
+                with self._store.workspace_lock(self.workspace, lock_timeout):
+                    if self._store.has_chunks(self.workspace, ref):
+                        pruned, prune_error = self._promote(ref)
+                        return self._already(ref, started, pruned, prune_error)
+                    docs = self._source.read_docs(ref)
+                    rows, embedded, reused = self._rows(docs, report, cancel)
+                    _check(cancel)
+                    report(
+                        Progress("writing", len(docs.files), len(rows), embedded, embedded, reused)
+                    )
+                    self._store.replace_doc_chunks(self.workspace, ref, rows)
+                    _check(cancel)
+                    pruned, prune_error = self._promote(ref)
+        except TimeoutError as e:
+            raise IndexingError(
+                f"indexing {ref} of workspace {self.workspace}: another run of this workspace "
+                "did not finish in time; the previous ref keeps serving"
+            ) from e
+        except DocshelfError as e:
+            raise IndexingError(
+                f"indexing {ref} of workspace {self.workspace}: {e}. Nothing of this ref was "
+                "written; the previous ref keeps serving"
+            ) from e
+        result = IndexResult(
+            workspace=self.workspace,
+            ref=ref,
+            files=len(docs.files),
+            skipped=docs.skipped,
+            chunks=len(rows),
+            embedded=embedded,
+            reused=reused,
+            seconds=time.perf_counter() - started,
+            already_indexed=False,
+            pruned=pruned,
+            prune_error=prune_error,
+        )
+        report(Progress("done", result.files or 0, len(rows), embedded, embedded, reused))
+        return result
+
+    def _already(
+        self, ref: str, started: float, pruned: int, prune_error: str | None
+    ) -> IndexResult:
+        chunks = self._store.ref_counts(self.workspace).get(ref, 0)
+        return IndexResult(
+            workspace=self.workspace,
+            ref=ref,
+            files=None,
+            skipped=[],
+            chunks=chunks,
+            embedded=0,
+            reused=0,
+            seconds=time.perf_counter() - started,
+            already_indexed=True,
+            pruned=pruned,
+            prune_error=prune_error,
+        )
+
+    def _rows(
+        self, docs: Docs, report: ProgressCallback, cancel: threading.Event
+    ) -> tuple[list[ChunkRow], int, int]:
+        """The rows of every chunk of `docs`, with vectors reused or embedded; and how many
+        chunks were embedded and how many reused."""
+        chunks = [c for f in docs.files for c in file_chunks(f)]
+        inputs = [embedding_input(c) for c in chunks]
+        hashes = [content_hash(self.model_id, text) for text in inputs]
+        report(Progress("reading", len(docs.files), len(chunks)))
+        if self._embedder is None:
+            return _make_rows(chunks, hashes, dict.fromkeys(hashes)), 0, 0
+        stored = self._store.embeddings_for(self.workspace, hashes, self.model_id)
+        vectors: dict[str, Vector | None] = dict(stored)
+        missing = {h: text for h, text in zip(hashes, inputs, strict=True) if h not in stored}
+        reused = sum(1 for h in hashes if h in stored)
+        to_embed = len(chunks) - reused
+        report(Progress("embedding", len(docs.files), len(chunks), 0, to_embed, reused))
+        # Sorted by length, each batch pads little; each distinct text is embedded once.
+        order = sorted(missing, key=lambda h: len(missing[h]))
+        per_hash = _counts(hashes)
+        done = 0
+        for first in range(0, len(order), self._batch_size):
+            _check(cancel)
+            batch = order[first : first + self._batch_size]
+            texts = [missing[h] for h in batch]
+            matrix = self._embed(texts, first // self._batch_size + 1, len(order))
+            vectors.update(zip(batch, matrix, strict=True))
+            done += sum(per_hash[h] for h in batch)
+            report(Progress("embedding", len(docs.files), len(chunks), done, to_embed, reused))
+        return _make_rows(chunks, hashes, vectors), to_embed, reused
+
+    def _embed(self, texts: list[str], batch: int, total: int) -> Vector:
+        assert self._embedder is not None
+        batches = -(-total // self._batch_size)
+        try:
+            matrix = self._embedder.embed(texts)
+        except DocshelfError:
+            raise
+        except Exception as e:
+            raise IndexingError(f"embedding batch {batch} of {batches} failed: {e}") from e
+        shape = getattr(matrix, "shape", None)
+        if shape is None or len(shape) != 2 or shape[0] != len(texts):
+            got = "no array" if shape is None else f"{shape[0] if shape else 0} vectors"
+            raise IndexingError(
+                f"embedding batch {batch} of {batches}: the embedder returned {got} for "
+                f"{len(texts)} chunks; check the embedder (a count mismatch is never truncated)"
+            )
+        return matrix
+
+    def _promote(self, ref: str) -> tuple[int, str | None]:
+        """Make `ref` current, then prune every ref but current and the pinned ones. A prune
+        failure is returned, not raised: stale rows cost disk, not correctness."""
+        self._store.set_current(self.workspace, ref)
+        self._settled = None
+        try:
+            pruned = self._store.prune(self.workspace, {ref, *self._pinned_here()})
+            pinned = self._store.pinned_refs(self.workspace) | set(self._pinned_here())
+        except DocshelfError as e:
+            log.warning("pruning workspace %s after making %s current: %s", self.workspace, ref, e)
+            return 0, str(e)
+        # While another pinned ref survives, the next sync of this ref prunes again, collecting
+        # the refs of sessions that have ended since.
+        if not pinned - {ref}:
+            self._settled = ref
+        return pruned, None
+
+    # -- pins ------------------------------------------------------------------------------
+
+    def pin(self, ref: str) -> Callable[[], None]:
+        """Keep `ref` out of every prune, in every process sharing the store, until the
+        returned release is called. Release is idempotent; two pins need two releases.
+
+        Raises:
+            StoreError: the pin could not be recorded.
+        """
+        pin_id = self._store.add_pin(self.workspace, ref, self._holder, self._pin_lease)
+        with self._pins.lock:
+            self._pins.refs[pin_id] = ref
+            self._start_renewing()
+
+        def release() -> None:
+            with self._pins.lock:
+                if self._pins.refs.pop(pin_id, None) is None:
+                    return
+            try:
+                self._store.remove_pin(pin_id)
+            except DocshelfError as e:  # the lease ends it soon enough
+                log.warning("releasing the pin of %s: %s; it expires with its lease", ref, e)
+
+        return release
+
+    def pinned(self) -> list[str]:
+        """The refs this process pins, one entry per pin."""
+        return self._pinned_here()
+
+    def _pinned_here(self) -> list[str]:
+        with self._pins.lock:
+            return sorted(self._pins.refs.values())
+
+    def _start_renewing(self) -> None:
+        if self._pins.thread is not None and self._pins.thread.is_alive():
+            return
+        self._pins.stop.clear()
+        self._pins.thread = threading.Thread(
+            target=self._renew_loop, name="docshelf-pins", daemon=True
+        )
+        self._pins.thread.start()
+
+    def _renew_loop(self) -> None:
+        # A third of the lease: two renewals may fail before a pin lapses.
+        while not self._pins.stop.wait(self._pin_lease / 3):
+            with self._pins.lock:
+                held = dict(self._pins.refs)
+            if not held:
+                continue
+            try:
+                alive = self._store.renew_pins(list(held), self._pin_lease)
+            except DocshelfError as e:
+                log.warning("renewing pins: %s; retrying", e)
+                continue
+            for pin_id in held.keys() - alive:
+                self._repin(pin_id, held[pin_id])
+
+    def _repin(self, old: str, ref: str) -> None:
+        """A pin whose lease lapsed (the process was suspended, the store was down) is taken
+        again; its ref may have been pruned meanwhile, and searches then say so."""
+        log.warning("the pin of %s in workspace %s lapsed; pinning it again", ref, self.workspace)
+        try:
+            new = self._store.add_pin(self.workspace, ref, self._holder, self._pin_lease)
+        except DocshelfError as e:
+            log.warning("pinning %s again: %s", ref, e)
+            return
+        with self._pins.lock:
+            if self._pins.refs.pop(old, None) is None:  # released meanwhile
+                drop = True
+            else:
+                self._pins.refs[new] = ref
+                drop = False
+        if drop:
+            self._store.remove_pin(new)
+
+    def close(self) -> None:
+        """Release every pin this indexer holds and stop renewing them."""
+        self._pins.stop.set()
+        with self._pins.lock:
+            held = list(self._pins.refs)
+            self._pins.refs.clear()
+        for pin_id in held:
+            try:
+                self._store.remove_pin(pin_id)
+            except DocshelfError as e:
+                log.warning("releasing a pin on close: %s; it expires with its lease", e)
+        if self._pins.thread is not None:
+            self._pins.thread.join()
+
+
+def _ignore(_: Progress) -> None:
+    pass
+
+
+def _check(cancel: threading.Event) -> None:
+    if cancel.is_set():
+        raise IndexingError("cancelled at the refresh timeout")
+
+
+def _counts(hashes: Sequence[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for h in hashes:
+        counts[h] = counts.get(h, 0) + 1
+    return counts
+
+
+def _make_rows(
+    chunks: Sequence[Chunk],
+    hashes: Sequence[str],
+    vectors: dict[str, Vector | None],
+) -> list[ChunkRow]:
+    return [
+        ChunkRow(
+            path=c.path,
+            chunk=c.index,
+            heading=c.heading,
+            content=c.content,
+            start_line=c.start_line,
+            end_line=c.end_line,
+            content_hash=h,
+            embedding=vectors[h],
+        )
+        for c, h in zip(chunks, hashes, strict=True)
+    ]

@@ -1,0 +1,451 @@
+"""The indexer's bookkeeping on both real stores: all or nothing, once per ref, only what changed,
+in order, pins and pruning, and faults that leave the previous ref serving."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from docshelf.errors import IndexingError, StoreError
+from docshelf.indexer import Indexer, Progress, content_hash, file_chunks
+from docshelf.stores import SQLiteStore, open_store
+from docshelf.stores.postgres import PostgresStore
+from docshelf.workspace import DocFile, Skipped
+from tests.conftest import REPO
+from tests.indexing import DIM, MODEL, FakeEmbedder, MemorySource, section_doc
+
+Store = SQLiteStore | PostgresStore
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "docshelf.sqlite3")
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+@pytest.fixture
+def store(location: str) -> Iterator[Store]:
+    opened = open_store(location, model_id=MODEL, dim=DIM)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def source() -> MemorySource:
+    return MemorySource()
+
+
+@pytest.fixture
+def embedder() -> FakeEmbedder:
+    return FakeEmbedder()
+
+
+@pytest.fixture
+def indexer(store: Store, embedder: FakeEmbedder, source: MemorySource) -> Iterator[Indexer]:
+    made = Indexer(store, embedder, source, refresh_timeout=2.0)
+    yield made
+    made.close()
+
+
+class CountingStore:
+    """A real store with its calls counted and, on demand, a prune that fails."""
+
+    def __init__(self, inner: Store) -> None:
+        self.inner = inner
+        self.calls: list[str] = []
+        self.args: list[tuple[str, tuple[Any, ...]]] = []
+        self.fail_prune = False
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.inner, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append(name)
+            self.args.append((name, args))
+            if name == "prune" and self.fail_prune:
+                raise StoreError("the disk is full; free some space")
+            return attr(*args, **kwargs)
+
+        return call
+
+
+def two_files() -> dict[str, str]:
+    return {"docs/a.md": section_doc("Alpha", 3), "docs/b.md": section_doc("Beta", 2)}
+
+
+def test_index_writes_every_chunk_and_makes_the_ref_current(
+    indexer: Indexer, store: Store, source: MemorySource, embedder: FakeEmbedder
+) -> None:
+    source.add("c1", two_files(), [Skipped("docs/big.md", "too big")])
+    result = indexer.index("c1")
+    assert (result.files, result.chunks, result.embedded, result.reused) == (2, 5, 5, 0)
+    assert result.skipped == [Skipped("docs/big.md", "too big")]
+    assert not result.already_indexed
+    assert store.current("ws") == "c1"
+    assert store.ref_counts("ws") == {"c1": 5}
+    assert len(embedder.texts) == 5
+
+
+def test_each_row_carries_its_chunk_and_the_hash_of_its_input_and_model(
+    indexer: Indexer, store: Store, source: MemorySource
+) -> None:
+    source.add("c1", {"docs/a.md": "# Owners\n\nCheckout is owned by the payments team.\n"})
+    indexer.index("c1")
+    hits = store.search_text("ws", "c1", "payments", 5)
+    assert [(h.path, h.heading, h.start_line, h.end_line) for h in hits] == [
+        ("docs/a.md", "Owners", 1, 3)
+    ]
+    (chunk,) = file_chunks(
+        DocFile("docs/a.md", "# Owners\n\nCheckout is owned by the payments team.\n", "markdown")
+    )
+    want = content_hash(MODEL, "docs/a.md\nOwners\n\n" + chunk.content)
+    assert want in store.embeddings_for("ws", [want], MODEL)
+
+
+def test_text_files_are_cut_by_paragraphs_with_their_line_ranges() -> None:
+    text = "First paragraph.\r\n\r\n" + "\n".join(f"line {i}" for i in range(300))
+    chunks = file_chunks(DocFile("notes.txt", text, "text"))
+    assert len(chunks) > 1
+    assert chunks[0].start_line == 1
+    assert all(c.heading == "" for c in chunks)
+    assert chunks[-1].end_line == 302
+    assert all(a.start_line <= b.start_line for a, b in itertools.pairwise(chunks))
+
+
+def test_an_indexed_ref_is_not_embedded_again_after_a_restart(
+    store: Store, source: MemorySource, embedder: FakeEmbedder
+) -> None:
+    source.add("c1", two_files())
+    Indexer(store, embedder, source).index("c1")
+    again = FakeEmbedder()
+    result = Indexer(store, again, source).index("c1")
+    assert result.already_indexed
+    assert (result.chunks, result.embedded, result.files) == (5, 0, None)
+    assert again.calls == []
+    assert source.reads == ["c1"]
+
+
+def test_a_settled_ref_returns_without_asking_the_store(
+    store: Store, source: MemorySource, embedder: FakeEmbedder
+) -> None:
+    counting = CountingStore(store)
+    made = Indexer(counting, embedder, source)  # type: ignore[arg-type]
+    source.add("c1", two_files())
+    made.index("c1")
+    counting.calls.clear()
+    result = made.index("c1")
+    assert result.already_indexed
+    assert "has_chunks" not in counting.calls
+    assert "workspace_lock" not in counting.calls
+
+
+def test_only_new_or_changed_chunks_are_embedded(
+    indexer: Indexer, source: MemorySource, embedder: FakeEmbedder, store: Store
+) -> None:
+    files = two_files()
+    source.add("c1", files)
+    indexer.index("c1")
+    embedder.calls.clear()
+    changed = dict(files, **{"docs/b.md": section_doc("Beta", 2, words="gamma delta")})
+    changed["docs/c.md"] = "# New\n\nA new page.\n"
+    source.add("c2", changed)
+    result = indexer.index("c2")
+    assert sorted(embedder.texts) == sorted(
+        [
+            "docs/b.md\nBeta 0\n\n# Beta 0\n\ngamma delta paragraph 0 of Beta.",
+            "docs/b.md\nBeta 1\n\n# Beta 1\n\ngamma delta paragraph 1 of Beta.",
+            "docs/c.md\nNew\n\n# New\n\nA new page.",
+        ]
+    )
+    assert (result.chunks, result.embedded, result.reused) == (6, 3, 3)
+    assert store.ref_counts("ws") == {"c2": 6}
+
+
+def test_identical_chunks_in_one_commit_are_embedded_once(
+    indexer: Indexer, source: MemorySource, embedder: FakeEmbedder
+) -> None:
+    source.add("c1", {"docs/a.md": "# Same\n\nbody\n\n# Same\n\nbody\n"})
+    result = indexer.index("c1")
+    assert result.chunks == 2
+    assert len(embedder.texts) == 1
+    assert result.embedded == 2
+
+
+def test_embedding_goes_in_batches_of_at_most_64(
+    indexer: Indexer, source: MemorySource, embedder: FakeEmbedder
+) -> None:
+    source.add("c1", {"docs/a.md": section_doc("Many", 150)})
+    indexer.index("c1")
+    assert [len(c) for c in embedder.calls] == [64, 64, 22]
+
+
+def test_progress_reports_reading_embedding_writing_and_done(
+    indexer: Indexer, source: MemorySource
+) -> None:
+    source.add("c1", {"docs/a.md": section_doc("Many", 70)})
+    seen: list[Progress] = []
+    indexer.index("c1", seen.append)
+    phases = [p.phase for p in seen]
+    assert phases[0] == "reading" and phases[-2:] == ["writing", "done"]
+    embedding = [p for p in seen if p.phase == "embedding"]
+    assert [p.embedded for p in embedding] == [0, 64, 70]
+    assert all(p.to_embed == 70 and p.chunks == 70 for p in embedding)
+
+
+@pytest.mark.parametrize("fault", ["fail", "short"])
+def test_an_embedder_fault_writes_nothing_and_the_previous_ref_keeps_serving(
+    indexer: Indexer, store: Store, source: MemorySource, embedder: FakeEmbedder, fault: str
+) -> None:
+    source.add("c1", two_files())
+    indexer.index("c1")
+    source.add("c2", {"docs/a.md": section_doc("Other", 100)})
+    setattr(embedder, fault, True)
+    with pytest.raises(IndexingError, match="c2") as caught:
+        indexer.index("c2")
+    assert "previous ref keeps serving" in str(caught.value)
+    if fault == "short":
+        assert "63 vectors for 64 chunks" in str(caught.value)
+    assert store.current("ws") == "c1"
+    assert not store.has_chunks("ws", "c2")
+    assert store.ref_counts("ws") == {"c1": 5}
+
+
+def test_refresh_logs_a_failure_and_returns(
+    indexer: Indexer, store: Store, source: MemorySource, embedder: FakeEmbedder, caplog: Any
+) -> None:
+    source.add("c1", two_files())
+    assert indexer.refresh("c1") is not None
+    source.add("c2", {"docs/a.md": "# X\n\ny\n"})
+    embedder.fail = True
+    with caplog.at_level(logging.ERROR, logger="docshelf.indexer"):
+        assert indexer.refresh("c2") is None
+    assert "c2" in caplog.text and "endpoint is down" in caplog.text
+    assert store.current("ws") == "c1"
+
+
+def test_refresh_gives_up_on_a_hanging_embedder_and_nothing_of_the_ref_appears(
+    store: Store, source: MemorySource, embedder: FakeEmbedder, caplog: Any
+) -> None:
+    made = Indexer(store, embedder, source, refresh_timeout=0.5)
+    source.add("c1", two_files())
+    made.index("c1")
+    source.add("c2", {"docs/a.md": "# Hang\n\nbody\n"})
+    embedder.hang = True
+    started = time.monotonic()
+    with caplog.at_level(logging.ERROR, logger="docshelf.indexer"):
+        assert made.refresh("c2") is None
+    assert time.monotonic() - started < 3
+    assert "took longer than" in caplog.text
+    embedder.release.set()  # the embedder answers after all, too late
+    deadline = time.monotonic() + 10
+    while made._runs._held and time.monotonic() < deadline:  # the cancelled run winds down
+        time.sleep(0.05)
+    assert store.current("ws") == "c1"
+    assert not store.has_chunks("ws", "c2")
+    embedder.hang = False
+    assert made.index("c2").chunks == 1  # and the next sync indexes it cleanly
+    made.close()
+
+
+def test_concurrent_index_calls_commit_in_the_order_they_started(
+    store: Store, source: MemorySource, embedder: FakeEmbedder
+) -> None:
+    counting = CountingStore(store)
+    made = Indexer(counting, embedder, source)  # type: ignore[arg-type]
+    for i in range(4):
+        source.add(f"c{i}", {"docs/a.md": section_doc(f"Rev{i}", 2)})
+    embedder.hang = True
+    threads = []
+    for i in range(4):
+        t = threading.Thread(target=made.index, args=(f"c{i}",))
+        t.start()
+        threads.append(t)
+        if i == 0:
+            assert embedder.entered.wait(5)
+        time.sleep(0.1)  # c1, c2, c3 queue up in this order behind c0
+    embedder.release.set()
+    for t in threads:
+        t.join(20)
+    assert [args[1] for name, args in counting.args if name == "set_current"] == [
+        "c0",
+        "c1",
+        "c2",
+        "c3",
+    ]
+    assert store.current("ws") == "c3"
+    assert store.ref_counts("ws") == {"c3": 2}
+
+
+def test_promote_prunes_every_ref_but_current_and_pinned(
+    indexer: Indexer, store: Store, source: MemorySource
+) -> None:
+    for ref in ("c1", "c2", "c3"):
+        source.add(ref, {"docs/a.md": section_doc(ref, 1)})
+    indexer.index("c1")
+    release = indexer.pin("c1")
+    indexer.index("c2")
+    assert set(store.ref_counts("ws")) == {"c1", "c2"}
+    result = indexer.index("c3")
+    assert result.pruned == 1  # c2 went, the pinned c1 stayed
+    assert set(store.ref_counts("ws")) == {"c1", "c3"}
+    release()
+    release()  # idempotent
+    assert store.pinned_refs("ws") == set()
+
+
+def test_the_next_sync_of_the_same_ref_prunes_again_once_a_pin_is_released(
+    indexer: Indexer, store: Store, source: MemorySource
+) -> None:
+    for ref in ("c1", "c2"):
+        source.add(ref, {"docs/a.md": section_doc(ref, 1)})
+    indexer.index("c1")
+    release = indexer.pin("c1")
+    indexer.index("c2")
+    assert store.has_chunks("ws", "c1")
+    release()
+    result = indexer.index("c2")  # not settled while c1 was pinned: it prunes again
+    assert result.already_indexed and result.pruned == 1
+    assert set(store.ref_counts("ws")) == {"c2"}
+
+
+def test_two_pins_of_one_ref_need_two_releases(
+    indexer: Indexer, store: Store, source: MemorySource
+) -> None:
+    for ref in ("c1", "c2"):
+        source.add(ref, {"docs/a.md": section_doc(ref, 1)})
+    indexer.index("c1")
+    first, second = indexer.pin("c1"), indexer.pin("c1")
+    first()
+    first()
+    indexer.index("c2")
+    assert store.has_chunks("ws", "c1")
+    second()
+    indexer.index("c2")
+    assert not store.has_chunks("ws", "c1")
+
+
+def test_a_pin_held_by_another_process_is_honoured(
+    location: str, store: Store, source: MemorySource, embedder: FakeEmbedder
+) -> None:
+    for ref in ("c1", "c2"):
+        source.add(ref, {"docs/a.md": section_doc(ref, 1)})
+    mine = Indexer(store, embedder, source)
+    mine.index("c1")
+    with open_store(location, model_id=MODEL, dim=DIM) as other_store:
+        other = Indexer(other_store, FakeEmbedder(), source, holder="elsewhere:1")
+        release = other.pin("c1")
+        mine.index("c2")
+        assert store.has_chunks("ws", "c1")
+        release()
+        other.close()
+    mine.index("c2")
+    assert not store.has_chunks("ws", "c1")
+    mine.close()
+
+
+def test_pins_are_renewed_before_their_lease_ends(
+    store: Store, source: MemorySource, embedder: FakeEmbedder
+) -> None:
+    for ref in ("c1", "c2"):
+        source.add(ref, {"docs/a.md": section_doc(ref, 1)})
+    made = Indexer(store, embedder, source, pin_lease=0.6)
+    made.index("c1")
+    made.pin("c1")
+    time.sleep(1.5)  # two and a half leases: only renewal keeps it
+    assert store.pinned_refs("ws") == {"c1"}
+    made.close()
+    assert store.pinned_refs("ws") == set()
+
+
+def test_a_prune_failure_is_reported_and_the_ref_still_becomes_current(
+    store: Store, source: MemorySource, embedder: FakeEmbedder
+) -> None:
+    counting = CountingStore(store)
+    made = Indexer(counting, embedder, source)  # type: ignore[arg-type]
+    for ref in ("c1", "c2"):
+        source.add(ref, {"docs/a.md": section_doc(ref, 1)})
+    made.index("c1")
+    counting.fail_prune = True
+    result = made.index("c2")
+    assert result.prune_error is not None and "disk is full" in result.prune_error
+    assert store.current("ws") == "c2"
+    counting.fail_prune = False
+    assert made.index("c2").pruned == 1  # not settled: the next sync prunes
+
+
+def test_the_none_embedder_indexes_text_only(location: str, source: MemorySource) -> None:
+    with open_store(location, model_id="none", dim=0) as text_store:
+        made = Indexer(text_store, None, source)
+        source.add("c1", two_files())
+        result = made.index("c1")
+        assert (result.chunks, result.embedded, result.reused) == (5, 0, 0)
+        assert [h.path for h in text_store.search_text("ws", "c1", "Beta", 5)][:1] == ["docs/b.md"]
+
+
+def test_a_failing_row_stream_leaves_nothing(
+    indexer: Indexer, store: Store, source: MemorySource
+) -> None:
+    source.add("c1", two_files())
+    indexer.index("c1")
+    source.add("c2", {"docs/a.md": "# Bad\n\n\ud800 unpaired surrogate\n"})
+    with pytest.raises(IndexingError, match="c2"):
+        indexer.index("c2")
+    assert store.current("ws") == "c1"
+    assert not store.has_chunks("ws", "c2")
+
+
+# Rows of the killed ref, and how many rows have gone to the store when each kill lands.
+KILLED_CHUNKS = 3000
+KILL_AFTER_ROWS = (0, 1, 1500, 2999)
+
+
+def test_a_run_killed_mid_write_leaves_all_of_the_ref_or_none(
+    location: str, store: Store, source: MemorySource, tmp_path: Path
+) -> None:
+    source.add("c1", two_files())
+    Indexer(store, FakeEmbedder(), source).index("c1")
+    for after in KILL_AFTER_ROWS:
+        marker = tmp_path / f"marker-{after}"
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.kill_index",
+                location,
+                str(marker),
+                str(after),
+                str(KILLED_CHUNKS),
+            ],
+            cwd=REPO,
+        )
+        deadline = time.monotonic() + 60
+        while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert marker.exists(), f"the indexing subprocess ended early ({process.returncode})"
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        with open_store(location, model_id=MODEL, dim=DIM) as reopened:
+            assert reopened.ref_counts("ws").get("big", 0) in (0, KILLED_CHUNKS)
+            assert reopened.current("ws") == "c1"
+            assert reopened.ref_counts("ws")["c1"] == 5
+    big = MemorySource()
+    big.add(
+        "big", {f"docs/page{i}.md": section_doc(f"Page{i}", 10) for i in range(KILLED_CHUNKS // 10)}
+    )
+    result = Indexer(store, FakeEmbedder(), big).index("big")
+    assert result.chunks == KILLED_CHUNKS
+    assert store.ref_counts("ws") == {"big": KILLED_CHUNKS}
