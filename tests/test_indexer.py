@@ -20,8 +20,9 @@ from docshelf.errors import IndexingError, StoreError
 from docshelf.indexer import Indexer, Progress, content_hash, file_chunks
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.stores.postgres import PostgresStore
-from docshelf.workspace import DocFile, Skipped
+from docshelf.workspace import DocFile, Skipped, open_workspace
 from tests.conftest import REPO
+from tests.gitrepo import Repo
 from tests.indexing import DIM, MODEL, FakeEmbedder, MemorySource, section_doc
 
 Store = SQLiteStore | PostgresStore
@@ -449,3 +450,93 @@ def test_a_run_killed_mid_write_leaves_all_of_the_ref_or_none(
     result = Indexer(store, FakeEmbedder(), big).index("big")
     assert result.chunks == KILLED_CHUNKS
     assert store.ref_counts("ws") == {"big": KILLED_CHUNKS}
+
+
+# -- real git repositories ---------------------------------------------------------------------
+
+
+def hostile_repo(path: Path) -> Repo:
+    """A repository whose docs hold good files and every kind of file the rules skip."""
+    repo = Repo(path)
+    repo.write("docs/owners.md", "# Owners\n\nCheckout is owned by the payments team.\n")
+    repo.write("docs/runbooks/timeout.md", "# Timeout\n\nRaise the payment timeout to 30 s.\n")
+    repo.write("docs/notes.txt", "Plain notes.\n\nSecond paragraph.\n")
+    repo.write("README.md", "# Outside the docs root\n")
+    repo.symlink("docs/passwd.md", "/etc/passwd")
+    repo.symlink("docs/up.md", "../../../../../../../../etc/passwd")
+    repo.write("docs/dump.md", "# Dump\n\n" + "x" * (2 * 1024 * 1024))
+    repo.write("docs/latin1.md", "# Café\n\nà la carte\n".encode("latin-1"))
+    other = Repo(path.parent / f"{path.name}-sub")
+    other.write("docs/sub.md", "# Submodule page\n")
+    other.commit("sub")
+    repo.add_submodule("docs/vendored", other)
+    repo.commit("first")
+    return repo
+
+
+def test_a_real_repository_is_indexed_with_every_rule_on_both_stores(
+    store: Store, tmp_path: Path
+) -> None:
+    repo = hostile_repo(tmp_path / "repo")
+    ws = open_workspace(str(repo.path), mirrors_dir=tmp_path / "mirrors")
+    embedder = FakeEmbedder()
+    result = Indexer(store, embedder, ws).index(ws.sync())
+    assert result.ref == repo.head()
+    assert {s.path: s.reason for s in result.skipped} == {
+        "docs/dump.md": "2097160 bytes, over the 1048576-byte limit",
+        "docs/latin1.md": "not UTF-8 text (invalid byte at offset 5)",
+        "docs/passwd.md": "symbolic link, not followed",
+        "docs/up.md": "symbolic link, not followed",
+        "docs/vendored": "submodule, not read",
+    }
+    assert result.files == 3
+    indexed = store.search_text(ws.name, result.ref, "payments OR timeout OR notes OR root", 20)
+    assert sorted({h.path for h in indexed}) == [
+        "docs/notes.txt",
+        "docs/owners.md",
+        "docs/runbooks/timeout.md",
+    ]
+    assert result.chunks == sum(store.ref_counts(ws.name).values())
+    assert not any("root:x:0:0" in t or "Submodule page" in t for t in embedder.texts)
+    assert store.search_text(ws.name, result.ref, "root", 5) == []
+
+
+def test_each_commit_of_a_repository_is_indexed_once_and_only_changes_are_embedded(
+    store: Store, tmp_path: Path
+) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.write("docs/a.md", section_doc("Alpha", 4))
+    repo.write("docs/b.md", section_doc("Beta", 4))
+    first = repo.commit("first")
+    repo.branch("release")
+    repo.write("docs/b.md", section_doc("Beta", 4) + "\n\n# Beta new\n\nA new section.\n")
+    second = repo.commit("second")
+    ws = open_workspace(str(repo.path), mirrors_dir=tmp_path / "mirrors")
+    embedder = FakeEmbedder()
+    indexer = Indexer(store, embedder, ws)
+    assert indexer.index(ws.sync("release")).ref == first
+    assert len(embedder.texts) == 8
+    embedder.calls.clear()
+    result = indexer.index(ws.sync())
+    assert result.ref == second
+    assert embedder.texts == ["docs/b.md\nBeta new\n\n# Beta new\n\nA new section."]
+    assert (result.chunks, result.embedded, result.reused) == (9, 1, 8)
+    assert store.current(ws.name) == second
+    assert set(store.ref_counts(ws.name)) == {second}
+    again = Indexer(store, embedder, ws).index(ws.sync())
+    assert again.already_indexed and len(embedder.texts) == 1
+
+
+def test_a_clone_url_is_indexed_and_the_next_sync_fetches_the_new_commit(
+    store: Store, tmp_path: Path
+) -> None:
+    repo = Repo(tmp_path / "upstream")
+    repo.write("docs/a.md", "# A\n\nfirst\n")
+    repo.commit("first")
+    ws = open_workspace(repo.url, mirrors_dir=tmp_path / "mirrors")
+    indexer = Indexer(store, FakeEmbedder(), ws)
+    assert indexer.index(ws.sync()).ref == repo.head()
+    repo.write("docs/a.md", "# A\n\nsecond\n")
+    second = repo.commit("second")
+    assert indexer.index(ws.sync()).ref == second
+    assert store.current(ws.name) == second

@@ -1,0 +1,186 @@
+"""`docshelf index`, `search`, `prune` and `status` run as a user runs them: the installed console
+script in a subprocess, on real git repositories and real stores (and the real model end to end)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from docshelf.cli import _ProgressLine
+from docshelf.indexer import Progress
+from docshelf.stores import open_store
+from tests.gitrepo import Repo
+
+DOCSHELF = Path(sys.executable).with_name("docshelf")
+
+
+def docshelf(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(DOCSHELF), *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    made = Repo(tmp_path / "shop")
+    made.write(
+        "docs/services/checkout.md",
+        "# Checkout\n\n## Owners\n\nCheckout is owned by the Payments team; page them on call.\n",
+    )
+    made.write(
+        "docs/runbooks/payments.md",
+        "# Payments runbook\n\n## Timeout\n\nWhen the payment gateway times out, raise the "
+        "timeout to 30 seconds and restart the worker.\n",
+    )
+    made.write(
+        "docs/glossary.txt", "SKU: a stock keeping unit.\n\nPSP: payment service provider.\n"
+    )
+    made.symlink("docs/secrets.md", "/etc/passwd")
+    made.commit("docs")
+    return made
+
+
+def test_index_json_reports_the_commit_the_files_the_skips_and_the_counts(
+    repo: Repo, tmp_path: Path
+) -> None:
+    store = str(tmp_path / "store.sqlite3")
+    args = ("index", str(repo.path), "--store", store, "--embedder", "none", "--json")
+    first = docshelf(*args)
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    assert report["workspace"] == str(repo.path.resolve())
+    assert report["ref"] == repo.head()
+    assert report["files"] == 3
+    assert report["skipped"] == [
+        {"path": "docs/secrets.md", "reason": "symbolic link, not followed"}
+    ]
+    assert report["chunks"] == 3
+    assert (report["embedded"], report["reused"], report["already_indexed"]) == (0, 0, False)
+    assert report["seconds"] >= 0
+    again = json.loads(docshelf(*args).stdout)
+    assert again["already_indexed"] and again["files"] is None and again["chunks"] == 3
+
+
+def test_index_prints_a_summary_and_status_shows_the_current_ref(
+    repo: Repo, tmp_path: Path
+) -> None:
+    store = str(tmp_path / "store.sqlite3")
+    done = docshelf("index", str(repo.path), "--store", store, "--embedder", "none")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"indexed {repo.head()[:12]} of {repo.path.resolve()}: 3 files")
+    assert "docs/secrets.md: symbolic link, not followed" in done.stdout
+    assert done.stderr == ""  # no progress line when stderr is not a terminal
+    status = docshelf("status", "--store", store)
+    assert f"* {repo.head()}  3 chunks" in status.stdout
+
+
+def test_an_unknown_revision_is_one_line_on_stderr_and_exit_status_1(
+    repo: Repo, tmp_path: Path
+) -> None:
+    store = str(tmp_path / "store.sqlite3")
+    done = docshelf("index", str(repo.path), "--ref", "no-such-branch", "--store", store)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.startswith("docshelf: error: ")
+    assert "no-such-branch" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_prune_keeps_current_and_pinned_refs_and_status_shows_the_pins(
+    repo: Repo, tmp_path: Path
+) -> None:
+    store = str(tmp_path / "store.sqlite3")
+    first = repo.head()
+    base = ("--store", store, "--embedder", "none")
+    assert docshelf("index", str(repo.path), *base).returncode == 0
+    name = str(repo.path.resolve())
+    with open_store(store, model_id="none", dim=0) as opened:
+        pin = opened.add_pin(name, first, "test:1", 600)
+    repo.write("docs/new.md", "# New\n\nA new page.\n")
+    second = repo.commit("new page")
+    assert docshelf("index", str(repo.path), *base).returncode == 0
+    status = json.loads(docshelf("status", "--store", store, "--json").stdout)
+    (ws,) = status["workspaces"]
+    assert (ws["current"], ws["pinned"], set(ws["refs"])) == (second, [first], {first, second})
+    text = docshelf("status", "--store", store).stdout
+    assert f"  {first}  3 chunks, pinned" in text
+    kept = json.loads(docshelf("prune", "--store", store, "--json").stdout)
+    assert kept == [{"workspace": name, "current": second, "pinned": [first], "removed": 0}]
+    with open_store(store, model_id="none", dim=0) as opened:
+        opened.remove_pin(pin)
+    pruned = docshelf("prune", "--store", store)
+    assert pruned.stdout == f"workspace {name}: removed 1 ref, kept {second[:12]}\n"
+    assert set(
+        json.loads(docshelf("status", "--store", store, "--json").stdout)["workspaces"][0]["refs"]
+    ) == {second}
+
+
+def test_search_by_text_answers_from_the_current_ref(repo: Repo, tmp_path: Path) -> None:
+    store = str(tmp_path / "store.sqlite3")
+    docshelf("index", str(repo.path), "--store", store, "--embedder", "none")
+    done = docshelf("search", "gateway timeout", "--store", store, "--embedder", "none", "--json")
+    assert done.returncode == 0, done.stderr
+    hits = json.loads(done.stdout)
+    assert hits[0]["path"] == "docs/runbooks/payments.md"
+    assert set(hits[0]) == {"path", "heading", "start_line", "end_line", "score", "content"}
+
+
+def test_the_real_model_indexes_a_repository_and_finds_the_passage_by_meaning(
+    repo: Repo, tmp_path: Path
+) -> None:
+    store = str(tmp_path / "store.sqlite3")
+    indexed = docshelf("index", str(repo.path), "--store", store, "--json")
+    assert indexed.returncode == 0, indexed.stderr
+    assert json.loads(indexed.stdout)["embedded"] == 3
+    done = docshelf(
+        "search", "which team is responsible for checkout?", "--store", store, "-k", "2"
+    )
+    assert done.returncode == 0, done.stderr
+    header, first = done.stdout.splitlines()[:3:2]
+    assert header.startswith(
+        f"2 excerpts for 'which team is responsible for checkout?' at {repo.head()[:12]}"
+    )
+    assert first.startswith("--- docs/services/checkout.md lines ")
+    assert "(Checkout > Owners)" in first
+
+
+def test_reindexing_an_indexed_commit_never_imports_torch(repo: Repo, tmp_path: Path) -> None:
+    store = str(tmp_path / "store.sqlite3")
+    assert docshelf("index", str(repo.path), "--store", store).returncode == 0
+    code = (
+        "import sys\n"
+        "from docshelf.cli import main\n"
+        f"sys.argv = ['docshelf', 'index', {str(repo.path)!r}, '--store', {store!r}, '--json']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print([m for m in ('torch', 'sentence_transformers') if m in sys.modules], "
+        "file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert json.loads(done.stdout)["already_indexed"], done.stderr
+    assert done.stderr.strip().endswith("[]"), done.stderr
+
+
+def test_the_progress_line_shows_files_chunks_embedded_reused_and_rate(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    line = _ProgressLine()
+    line.update(Progress("reading", files=3, chunks=10))
+    line.update(Progress("embedding", 3, 10, embedded=6, to_embed=6, reused=4))
+    line.finish()
+    err = capsys.readouterr().err
+    assert "\r" in err and err.endswith("\n")
+    last = err.rstrip("\n").split("\r")[-1]
+    assert "[########################] 3 files, 10/10 chunks (6 embedded, 4 reused)" in last
+    assert "chunks/s" in last
