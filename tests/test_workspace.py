@@ -445,7 +445,7 @@ def test_password_in_a_url_never_appears_in_a_name_or_a_message(mirrors: Path) -
     with pytest.raises(WorkspaceError) as caught:
         open_workspace(url, mirrors_dir=mirrors)
     assert "s3cret-pw" not in str(caught.value)
-    assert "https://alice@127.0.0.1:1/team/api.git" in str(caught.value)
+    assert "https://127.0.0.1:1/team/api.git" in str(caught.value)
     assert not any("s3cret" in p.name for p in mirrors.iterdir())
 
 
@@ -459,15 +459,16 @@ def test_git_output_that_repeats_the_url_is_cleared_of_its_password(
     fake.write_text('#!/bin/sh\necho "fatal: cannot run: $*" >&2\nexit 128\n')
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(bin_dir))
-    for url in (
-        "https://alice:s3cret%21pw@example.invalid/x.git",
-        "ssh://alice:s3cret%21pw@example.invalid/x.git",
+    for url, shown in (
+        ("https://alice:s3cret%21pw@example.invalid/x.git", "https://example.invalid/x.git"),
+        ("https://s3cret-token@example.invalid/x.git", "https://example.invalid/x.git"),
+        ("ssh://alice:s3cret%21pw@example.invalid/x.git", "ssh://alice@example.invalid/x.git"),
     ):
         with pytest.raises(WorkspaceError) as caught:
             open_workspace(url, mirrors_dir=mirrors)
         message = str(caught.value)
         assert "s3cret" not in message
-        assert "alice@example.invalid/x.git" in message
+        assert shown in message
         assert "fatal: cannot run: clone --mirror" in message
 
 
@@ -488,15 +489,16 @@ def test_git_variables_of_a_calling_hook_do_not_redirect_git(
 @pytest.mark.parametrize(
     ("url", "shown"),
     [
-        ("https://alice:pw@host/x.git", "https://alice@host/x.git"),
+        ("https://alice:pw@host/x.git", "https://host/x.git"),
         ("https://:pw@host/x.git", "https://host/x.git"),
-        ("https://alice@host/x.git", "https://alice@host/x.git"),
+        ("https://ghp_token123@host/x.git", "https://host/x.git"),
+        ("HTTP://x-access-token:tok@host/x.git", "http://host/x.git"),
         ("ssh://git:pw@host:22/x.git", "ssh://git@host:22/x.git"),
         ("git@github.com:team/api.git", "git@github.com:team/api.git"),
         ("https://host/x.git", "https://host/x.git"),
     ],
 )
-def test_redact_url_removes_only_the_password(url: str, shown: str) -> None:
+def test_redact_url_removes_passwords_and_http_user_names(url: str, shown: str) -> None:
     assert redact_url(url) == shown
 
 

@@ -424,15 +424,24 @@ def open_workspace(
 
 
 def redact_url(url: str) -> str:
-    """The URL without a password in it: https://user:secret@host/x -> https://user@host/x."""
+    """The URL without its secrets: the password, and for http(s) the whole user part, which is
+    often a token (https://TOKEN@host/x, https://x-access-token:TOKEN@host/x). An ssh user name
+    is kept: https://user:secret@host/x -> https://host/x, ssh://git:pw@host/x -> ssh://git@host/x.
+    """
     if not _URL.match(url):
         return url
     parts = urlsplit(url)
     userinfo, at, hostport = parts.netloc.rpartition("@")
-    if not at or ":" not in userinfo:
+    if not at:
         return url
-    user = userinfo.partition(":")[0]
+    user = "" if parts.scheme.lower() in _HTTP_SCHEMES else userinfo.partition(":")[0]
+    if user == userinfo:
+        return url
     return parts._replace(netloc=f"{user}@{hostport}" if user else hostport).geturl()
+
+
+# Schemes whose user part is dropped from names and messages: a token often stands there.
+_HTTP_SCHEMES = ("http", "https")
 
 
 def _open_url(
@@ -663,13 +672,17 @@ def _without_password(text: str, url: str) -> str:
     if redacted == url:
         return text
     text = text.replace(url, redacted)
-    userinfo = urlsplit(url).netloc.rpartition("@")[0]
-    user = userinfo.partition(":")[0]
+    parts = urlsplit(url)
+    userinfo = parts.netloc.rpartition("@")[0]
+    user = "" if parts.scheme.lower() in _HTTP_SCHEMES else userinfo.partition(":")[0]
     for secret in {userinfo, unquote(userinfo)}:
         text = text.replace(f"{secret}@", f"{user}@" if user else "")
-    for password in {userinfo.partition(":")[2], unquote(userinfo.partition(":")[2])}:
-        if password:
-            text = text.replace(password, "***")
+    hidden = {userinfo.partition(":")[2], unquote(userinfo.partition(":")[2])}
+    if not user:
+        hidden |= {userinfo.partition(":")[0], unquote(userinfo.partition(":")[0])}
+    for secret in sorted(hidden, key=len, reverse=True):
+        if secret:
+            text = text.replace(secret, "***")
     return text
 
 
