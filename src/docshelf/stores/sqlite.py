@@ -146,7 +146,8 @@ class SQLiteStore:
             if model_id is None:
                 raise StoreError(
                     f"no docshelf store at {path}: nothing is indexed there yet. "
-                    "Check --store and DOCSHELF_STORE, or index into this store first"
+                    "Check --store and DOCSHELF_STORE, or index into this store first with "
+                    "docshelf index"
                 )
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -239,7 +240,8 @@ class SQLiteStore:
             if pending and not applied and model_id is None:
                 raise StoreError(
                     f"{self.path} is not a docshelf store, or nothing is indexed there yet. "
-                    "Check --store and DOCSHELF_STORE, or index into this store first"
+                    "Check --store and DOCSHELF_STORE, or index into this store first with "
+                    "docshelf index"
                 )
             for version, name, sql in pending:
                 # executescript would commit the open transaction; run statement by statement.
