@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from docshelf.errors import IndexingError, StoreError
+from docshelf.errors import IndexingError, StoreError, WorkspaceError
 from docshelf.indexer import Indexer, Progress, content_hash, file_chunks
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.stores.postgres import PostgresStore
@@ -499,6 +499,9 @@ def test_a_real_repository_is_indexed_with_every_rule_on_both_stores(
     assert result.chunks == sum(store.ref_counts(ws.name).values())
     assert not any("root:x:0:0" in t or "Submodule page" in t for t in embedder.texts)
     assert store.search_text(ws.name, result.ref, "root", 5) == []
+    for escape in ("../", "docs/../..", "/etc"):
+        with pytest.raises(WorkspaceError, match="--docs"):
+            open_workspace(str(repo.path), docs=[escape], mirrors_dir=tmp_path / "mirrors")
 
 
 def test_each_commit_of_a_repository_is_indexed_once_and_only_changes_are_embedded(
