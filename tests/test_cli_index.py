@@ -130,7 +130,14 @@ def test_search_by_text_answers_from_the_current_ref(repo: Repo, tmp_path: Path)
     docshelf("index", str(repo.path), "--store", store, "--embedder", "none")
     done = docshelf("search", "gateway timeout", "--store", store, "--embedder", "none", "--json")
     assert done.returncode == 0, done.stderr
-    hits = json.loads(done.stdout)
+    answer = json.loads(done.stdout)
+    assert (answer["ref"], answer["query"], answer["mode"], answer["note"]) == (
+        repo.head(),
+        "gateway timeout",
+        "text",
+        None,
+    )
+    hits = answer["hits"]
     assert hits[0]["path"] == "docs/runbooks/payments.md"
     assert set(hits[0]) == {"path", "heading", "start_line", "end_line", "score", "content"}
 
@@ -142,16 +149,15 @@ def test_the_real_model_indexes_a_repository_and_finds_the_passage_by_meaning(
     indexed = docshelf("index", str(repo.path), "--store", store, "--json")
     assert indexed.returncode == 0, indexed.stderr
     assert json.loads(indexed.stdout)["embedded"] == 3
-    done = docshelf(
-        "search", "which team is responsible for checkout?", "--store", store, "-k", "2"
-    )
+    question = "which team is responsible for checkout?"
+    done = docshelf("search", question, "--store", store, "-k", "2", "--mode", "vector")
     assert done.returncode == 0, done.stderr
-    header, first = done.stdout.splitlines()[:3:2]
-    assert header.startswith(
-        f"2 excerpts for 'which team is responsible for checkout?' at {repo.head()[:12]}"
+    lines = done.stdout.splitlines()
+    assert lines[0] == (
+        f"2 excerpts for {question!r} from the documentation at commit {repo.head()[:12]}"
     )
-    assert first.startswith("--- docs/services/checkout.md lines ")
-    assert "(Checkout > Owners)" in first
+    assert lines[2].startswith("[1] docs/services/checkout.md:")
+    assert lines[2].endswith("(Checkout > Owners)")
 
 
 def test_reindexing_an_indexed_commit_never_imports_torch(repo: Repo, tmp_path: Path) -> None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,20 +12,26 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from docshelf.chunking import Chunk, TextChunk, chunk_text, split_markdown
 from docshelf.config import Config
-from docshelf.errors import ConfigError
+from docshelf.errors import ConfigError, DocshelfError, WorkspaceError
 from docshelf.workspace import DocFile, read_local
 
 # numpy, httpx and the store drivers load only when a command needs them, so that `docshelf
 # --help` and `docshelf chunk` start at once; hence the imports inside the functions below.
 if TYPE_CHECKING:
     from docshelf.embedders import LocalEmbedder, OpenAIEmbedder
-    from docshelf.indexer import IndexResult, ProgressCallback
-    from docshelf.rows import StoredHit
+    from docshelf.indexer import Indexer, IndexResult, ProgressCallback
+    from docshelf.search import Answer, Searcher
     from docshelf.stores import SQLiteStore
     from docshelf.stores.postgres import PostgresStore
+    from docshelf.workspace import Workspace
 
 Embedder: TypeAlias = "LocalEmbedder | OpenAIEmbedder"
 Store: TypeAlias = "SQLiteStore | PostgresStore"
+
+_log = logging.getLogger("docshelf.app")
+
+# A full commit id (sha1 or sha256), or a plain directory's ref.
+_FULL_REF = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 # The model id and width a store records when it is made with the `none` embedder.
 NO_MODEL = ("none", 0)
@@ -140,35 +148,134 @@ def prune_store(config: Config, workspace: str | None = None) -> list[PruneRepor
     return reports
 
 
-def search_current(
-    config: Config, query: str, *, workspace: str | None = None, k: int = 5
-) -> tuple[str, str, list[StoredHit]]:
-    """The k chunks of a workspace's current ref nearest to `query` (by text with the none
-    embedder), with the workspace and the ref answered from. The search issue replaces this
-    with hybrid retrieval.
+def search_answer(
+    config: Config,
+    query: str,
+    *,
+    top_k: object = 5,
+    ref: str | None = None,
+    mode: str | None = None,
+    workspace: str | None = None,
+) -> Answer:
+    """The answer `docs_search` gives: the top_k excerpts for `query` from `ref` (a commit id,
+    or a branch or tag of a workspace that is a local repository) or the current ref.
 
     Raises:
-        ConfigError: no workspace indexed, or several and none named.
-        StoreError, EmbeddingError: the store or the embedder failed.
+        ConfigError: the query, top_k, mode or workspace is refused.
+        NotIndexedError: nothing is indexed for the workspace yet.
+        StoreError, EmbeddingError, WorkspaceError: the store, the embedder or git failed.
     """
+    with open_service(config, workspace=workspace) as service:
+        return service.searcher.search(query, top_k, ref=service.resolve(ref), mode=mode)
+
+
+@dataclass
+class Service:
+    """What a long-running server needs, built once: the store, the embedder and the searcher of
+    one workspace; with a source to sync, also the indexer (background syncs and pins)."""
+
+    store: Store
+    embedder: Embedder | None
+    searcher: Searcher
+    source: Workspace | None
+    indexer: Indexer | None
+
+    @property
+    def workspace(self) -> str:
+        return self.searcher.workspace
+
+    def resolve(self, rev: str | None) -> str | None:
+        """`rev` as a full commit id: resolved by git when the workspace is a repository (no
+        fetch), else taken as given when it already is one.
+
+        Raises:
+            WorkspaceError: `rev` names no commit.
+        """
+        if rev is None:
+            return None
+        if self.source is not None:
+            return self.source.resolve(rev)
+        if _FULL_REF.fullmatch(rev):
+            return rev
+        from docshelf.workspace import open_workspace  # noqa: PLC0415 - see the imports above
+
+        # The default workspace name is the repository's path: resolve there when it is one.
+        if Path(self.workspace).is_dir():
+            here = open_workspace(self.workspace, mirrors_dir=Path(self.workspace))
+            return here.resolve(rev)
+        raise WorkspaceError(
+            f"{rev!r} is not a full commit id, and the workspace {self.workspace} is not a "
+            "local repository to resolve it in; give the full commit id"
+        )
+
+    def sync(self) -> IndexResult | None:
+        """Sync the source and refresh the index (the background sync's step): bounded, and a
+        failure is logged, never raised.
+
+        Raises:
+            ConfigError: the service has no source to sync.
+        """
+        if self.source is None or self.indexer is None:
+            raise ConfigError("nothing to sync: give the repository (SOURCE) to serve")
+        try:
+            ref = self.source.sync()
+        except DocshelfError as e:
+            _log.error("syncing %s: %s", self.workspace, e)
+            return None
+        return self.indexer.refresh(ref)
+
+    def close(self) -> None:
+        if self.indexer is not None:
+            self.indexer.close()
+        self.store.close()
+
+    def __enter__(self) -> Service:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_service(
+    config: Config,
+    *,
+    source: str | None = None,
+    docs: Sequence[str] | None = None,
+    workspace: str | None = None,
+) -> Service:
+    """Open the store and the embedder, and choose the workspace: the source's (a path or a
+    clone URL, synced by `Service.sync`), the one named, or the store's only one.
+
+    Raises:
+        ConfigError: no workspace in the store, or several and none named.
+        StoreError, EmbeddingError, WorkspaceError: the store, the embedder or the source.
+    """
+    from docshelf.indexer import Indexer  # noqa: PLC0415 - see the imports above
+    from docshelf.search import Searcher  # noqa: PLC0415
+    from docshelf.workspace import open_workspace  # noqa: PLC0415
+
+    ws = None
+    if source is not None:
+        ws = open_workspace(source, docs=docs, name=workspace, mirrors_dir=Path(config.mirror_dir))
     embedder = configured_embedder(config)
-    with open_configured_store(config, embedder) as store:
-        names = store.workspaces()
-        if workspace is None:
-            if len(names) != 1:
+    store = open_configured_store(config, embedder)
+    try:
+        if ws is not None:
+            name = ws.name
+        else:
+            names = store.workspaces()
+            if workspace is None and len(names) != 1:
                 raise ConfigError(_unknown_workspace(None, names))
-            workspace = names[0]
-        elif workspace not in names:
-            raise ConfigError(_unknown_workspace(workspace, names))
-        ref = store.current(workspace)
-        if ref is None:
-            raise ConfigError(
-                f"workspace {workspace} has no current ref yet; index it with docshelf index"
-            )
-        if embedder is None:
-            return workspace, ref, store.search_text(workspace, ref, query, k)
-        vector = embedder.embed([query])[0]
-        return workspace, ref, store.search(workspace, ref, vector, k)
+            name = workspace or names[0]
+            if name not in names:
+                raise ConfigError(_unknown_workspace(name, names))
+        hint = f"docshelf index {source or name}"
+        searcher = Searcher(store, embedder, name, index_hint=hint)
+        indexer = None if ws is None else Indexer(store, embedder, ws)
+    except BaseException:
+        store.close()
+        raise
+    return Service(store, embedder, searcher, ws, indexer)
 
 
 def _unknown_workspace(name: str | None, names: Sequence[str]) -> str:

@@ -7,6 +7,7 @@ first embedding, never for `--help` or `chunk`.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import json
 import os
 import re
@@ -27,7 +28,7 @@ from docshelf.app import (
     configured_embedder,
     index_source,
     prune_store,
-    search_current,
+    search_answer,
     store_status,
 )
 from docshelf.chunking import Chunk, TextChunk
@@ -40,6 +41,7 @@ from docshelf.config import (
     default_store_location,
 )
 from docshelf.errors import DocshelfError
+from docshelf.search import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K, MODES, render
 from docshelf.workspace import shown
 
 if TYPE_CHECKING:
@@ -326,43 +328,60 @@ def prune(workspace: str | None, as_json: bool, **options: Any) -> None:
 @cli.command()
 @click.argument("query")
 @click.option(
-    "--workspace", metavar="NAME", help="The workspace to search (default: the only one)."
-)
-@click.option(
     "-k",
     "--top-k",
     "k",
-    type=click.IntRange(1, 20),
-    default=5,
+    type=int,
+    default=DEFAULT_TOP_K,
     show_default=True,
-    help="How many excerpts.",
+    help=f"How many excerpts, {MIN_TOP_K} to {MAX_TOP_K}.",
+)
+@click.option(
+    "--ref",
+    "rev",
+    metavar="REV",
+    help="Answer from this commit (or branch or tag of a local repository) instead of the "
+    "current one, as a pinned session does.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default=None,
+    help="hybrid: by meaning and by words, fused (the default). vector: by meaning only. text: "
+    "by words only (the only mode with --embedder none).",
+)
+@click.option(
+    "--workspace", metavar="NAME", help="The workspace to search (default: the only one)."
 )
 @store_options
 @embedder_options
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON array of hits.")
-def search(query: str, workspace: str | None, k: int, as_json: bool, **options: Any) -> None:
-    """Search the current ref of a workspace by meaning (by text with --embedder none)."""
-    name, ref, hits = search_current(make_config(**options), query, workspace=workspace, k=k)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def search(
+    query: str,
+    k: int,
+    rev: str | None,
+    mode: str | None,
+    workspace: str | None,
+    as_json: bool,
+    **options: Any,
+) -> None:
+    """Ask the documentation a question: the answer docs_search gives, from the current commit
+    (or --ref)."""
+    answer = search_answer(
+        make_config(**options), query, top_k=k, ref=rev, mode=mode, workspace=workspace
+    )
     if as_json:
-        rows = [
-            {
-                "path": h.path,
-                "heading": h.heading,
-                "start_line": h.start_line,
-                "end_line": h.end_line,
-                "score": round(h.score, 4),
-                "content": h.content,
-            }
-            for h in hits
-        ]
-        _write(json.dumps(rows, ensure_ascii=False, indent=2) + "\n")
-        return
-    out = [f"{len(hits)} excerpts for {query!r} at {ref[:SHORT_REF]} of {shown(name)}"]
-    for h in hits:
-        where = f"{h.path} lines {h.start_line}-{h.end_line}"
-        out.append(f"\n--- {shown(where)}" + (f" ({shown(h.heading)})" if h.heading else ""))
-        out.append(h.content.rstrip())
-    _write("\n".join(out) + "\n")
+        report = {
+            "workspace": answer.workspace,
+            "ref": answer.ref,
+            "query": answer.query,
+            "mode": answer.mode,
+            "note": answer.note,
+            "hits": [dataclasses.asdict(h) for h in answer.hits],
+        }
+        _write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+    else:
+        _write(render(answer))
 
 
 class _ProgressLine:

@@ -5,7 +5,8 @@
     ├── EmbeddingError   the embedding model or endpoint failed
     ├── StoreError       the database failed or does not match the configuration
     ├── WorkspaceError   a source of documentation cannot be read
-    └── IndexingError    a revision could not be indexed; what was served before still is
+    ├── IndexingError    a revision could not be indexed; what was served before still is
+    └── NotIndexedError  a search found nothing indexed to answer from yet
 
 The command line turns a DocshelfError into one line on stderr and a non-zero exit.
 """
@@ -35,3 +36,7 @@ class WorkspaceError(DocshelfError):
 
 class IndexingError(DocshelfError):
     """A revision could not be indexed."""
+
+
+class NotIndexedError(DocshelfError):
+    """A search found nothing indexed to answer from yet."""

@@ -173,6 +173,14 @@ class GitWorkspace:
                 timeout=GIT_FETCH_TIMEOUT_SECONDS,
             )
         self._fresh = False
+        return self.resolve(rev)
+
+    def resolve(self, rev: str | None = None) -> str:
+        """Resolve `rev` (default HEAD) to a full commit id, without fetching.
+
+        Raises:
+            WorkspaceError: `rev` names no commit.
+        """
         wanted = "HEAD" if rev is None else rev
         if not wanted or not wanted.isprintable():
             raise WorkspaceError(
@@ -379,6 +387,20 @@ class DirectoryWorkspace:
         ref = _digest(docs)
         self._snapshot = (ref, docs)
         return ref
+
+    def resolve(self, rev: str | None = None) -> str:
+        """A ref this directory was indexed at, as given: a plain directory has no revision
+        names, only the refs its syncs returned.
+
+        Raises:
+            WorkspaceError: `rev` is not such a ref (64 hexadecimal digits).
+        """
+        if rev is None or not _COMMIT_ID.fullmatch(rev):
+            raise WorkspaceError(
+                f"a plain directory has no revisions; name a ref that docshelf index printed "
+                f"for it (64 hexadecimal digits), not {shown(str(rev))!r}"
+            )
+        return rev
 
     def read_docs(self, ref: str) -> Docs:
         """The docs the sync() that returned `ref` read.

@@ -1,0 +1,291 @@
+"""Answering a question: validate it, choose the ref, rank chunks by meaning and by words, and
+render the excerpts.
+
+Constraints:
+- A question the model can fix (an empty query, a top_k that is not a whole number from 1 to 20)
+  is refused, never clamped, with a message stating the bound, so the model learns it.
+- The ref is the session's pinned ref, else the workspace's current ref. A pinned ref with
+  nothing indexed falls back to current, and the answer says so, naming both commits, so the
+  model never takes another commit's docs for the one it investigates.
+- Hybrid ranking (beyond the seed, which ranks by vectors alone): on real docs, questions name
+  products, flags and error codes that keyword ranking finds and a small embedding model misses.
+  Both rankings are fused by weighted reciprocal rank; the weights are tuned on
+  ../shared/data/eval with bench/retrieval.py.
+- The k excerpts are k distinct passages: pieces of one section that overlap (a long section's
+  pieces share up to 300 bytes) count once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from docshelf.errors import ConfigError, NotIndexedError
+
+if TYPE_CHECKING:  # numpy stays out of `docshelf --help`, which imports this module's bounds
+    from docshelf.rows import StoredHit, Vector
+
+Mode = Literal["hybrid", "vector", "text"]
+MODES: tuple[Mode, ...] = ("hybrid", "vector", "text")
+
+# How many excerpts a search returns: enough for an answer and its context, few enough that the
+# tool's answer stays a small part of the model's context window (the seed's bounds).
+MIN_TOP_K = 1
+MAX_TOP_K = 20
+DEFAULT_TOP_K = 5
+
+# Each ranking contributes this many candidates per excerpt asked for (at least MIN_CANDIDATES):
+# fusion needs the chunks that one ranking places well and the other only fairly.
+CANDIDATES_PER_HIT = 4
+MIN_CANDIDATES = 40
+
+# Reciprocal rank fusion: a chunk's fused score is the sum over rankings of
+# weight / (RRF_K + rank). RRF_K = 60 is the constant of Cormack et al. (2009); the weights are
+# tuned on ../shared/data/eval by bench/retrieval.py (BENCHMARKS.md has the sweep).
+RRF_K = 60.0
+VECTOR_WEIGHT = 1.0
+TEXT_WEIGHT = 1.0
+
+# How many characters of a commit id the answer shows.
+SHORT_REF = 12
+
+
+class SearchStore(Protocol):
+    """What a search needs of a store."""
+
+    def search(self, workspace: str, ref: str, vector: Vector, k: int) -> list[StoredHit]: ...
+
+    def search_text(self, workspace: str, ref: str, query: str, k: int) -> list[StoredHit]: ...
+
+    def has_chunks(self, workspace: str, ref: str) -> bool: ...
+
+    def current(self, workspace: str) -> str | None: ...
+
+
+class QueryEmbedder(Protocol):
+    """What a search needs of an embedder."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def embed(self, texts: list[str]) -> Vector: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One excerpt of an answer. `score` orders hits within one answer only."""
+
+    path: str
+    heading: str
+    start_line: int
+    end_line: int
+    score: float
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The excerpts for a query at one ref; `note` says why the ref is not the one asked for."""
+
+    workspace: str
+    ref: str
+    query: str
+    mode: Mode
+    note: str | None
+    hits: list[Hit]
+
+
+@dataclass(frozen=True, slots=True)
+class Fusion:
+    """How hybrid ranking weighs its two rankings (see RRF_K and the weights above)."""
+
+    vector_weight: float = VECTOR_WEIGHT
+    text_weight: float = TEXT_WEIGHT
+    rrf_k: float = RRF_K
+
+
+def check_query(query: object) -> str:
+    """The query, stripped.
+
+    Raises:
+        ConfigError: the query is missing, not a string or blank.
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise ConfigError(
+            "query must be a non-empty string: the question to look up in the documentation"
+        )
+    return query.strip()
+
+
+def check_top_k(top_k: object) -> int:
+    """top_k as an int: a whole number from 1 to 20 (5.0 counts; 5.5, "5", true do not).
+
+    Raises:
+        ConfigError: anything else, with the bound in the message.
+    """
+    bound = f"top_k must be a whole number from {MIN_TOP_K} to {MAX_TOP_K}"
+    if isinstance(top_k, bool) or not isinstance(top_k, int | float):
+        raise ConfigError(f"{bound}; got {_shown_value(top_k)}")
+    if isinstance(top_k, float) and not (math.isfinite(top_k) and top_k.is_integer()):
+        raise ConfigError(f"{bound}; got {top_k!r}")
+    value = int(top_k)
+    if not MIN_TOP_K <= value <= MAX_TOP_K:
+        raise ConfigError(f"{bound}; got {value}. Ask again with top_k in that range")
+    return value
+
+
+def check_mode(mode: str, embedder: QueryEmbedder | None) -> Mode:
+    """The search mode; without an embedder only text search exists.
+
+    Raises:
+        ConfigError: an unknown mode, or vector/hybrid without an embedder.
+    """
+    for known in MODES:
+        if mode == known:
+            if known != "text" and embedder is None:
+                raise ConfigError(
+                    f"--mode {mode} needs an embedder, and this store was indexed without one "
+                    "(--embedder none); use --mode text"
+                )
+            return known
+    raise ConfigError(f"unknown mode {mode!r}: choose hybrid, vector or text")
+
+
+class Searcher:
+    """Answers queries about one workspace from one store."""
+
+    def __init__(
+        self,
+        store: SearchStore,
+        embedder: QueryEmbedder | None,
+        workspace: str,
+        *,
+        fusion: Fusion | None = None,
+        index_hint: str = "docshelf index",
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self.workspace = workspace
+        self._fusion = fusion or Fusion()
+        self._index_hint = index_hint
+
+    @property
+    def default_mode(self) -> Mode:
+        return "text" if self._embedder is None else "hybrid"
+
+    def search(
+        self,
+        query: object,
+        top_k: object = DEFAULT_TOP_K,
+        *,
+        ref: str | None = None,
+        mode: str | None = None,
+    ) -> Answer:
+        """The top_k excerpts for `query` from `ref` (pinned) or the current ref.
+
+        Raises:
+            ConfigError: the query, top_k or mode is refused (the message says the bound).
+            NotIndexedError: nothing is indexed for the workspace yet.
+            EmbeddingError, StoreError: the embedder or the store failed.
+        """
+        text = check_query(query)
+        k = check_top_k(top_k)
+        chosen = check_mode(mode or self.default_mode, self._embedder)
+        answer_ref, note = self._ref(ref)
+        hits = self.rank(text, answer_ref, k, chosen)
+        return Answer(self.workspace, answer_ref, text, chosen, note, hits)
+
+    def _ref(self, pinned: str | None) -> tuple[str, str | None]:
+        current = self._store.current(self.workspace)
+        if pinned is not None and self._store.has_chunks(self.workspace, pinned):
+            return pinned, None
+        if current is None or not self._store.has_chunks(self.workspace, current):
+            raise NotIndexedError(
+                f"the documentation of {self.workspace} is not indexed yet; index it with "
+                f"{self._index_hint}, then ask again"
+            )
+        if pinned is None or pinned == current:
+            return current, None
+        note = (
+            f"Note: this session is pinned to commit {pinned[:SHORT_REF]}, which has no indexed "
+            f"documentation; these excerpts come from the current commit {current[:SHORT_REF]} "
+            "instead and may differ from the pinned commit's docs."
+        )
+        return current, note
+
+    def rank(self, query: str, ref: str, k: int, mode: Mode) -> list[Hit]:
+        """The k best distinct passages of `ref` for `query`, by `mode`."""
+        depth = max(MIN_CANDIDATES, CANDIDATES_PER_HIT * k)
+        vector_hits: list[StoredHit] = []
+        text_hits: list[StoredHit] = []
+        if mode != "text":
+            assert self._embedder is not None
+            vector = self._embedder.embed([query])[0]
+            vector_hits = self._store.search(self.workspace, ref, vector, depth)
+        if mode != "vector":
+            text_hits = self._store.search_text(self.workspace, ref, query, depth)
+        if mode == "vector":
+            ranked = [(h, h.score) for h in vector_hits]
+        elif mode == "text":
+            ranked = [(h, h.score) for h in text_hits]
+        else:
+            ranked = fuse(vector_hits, text_hits, self._fusion)
+        return distinct(ranked, k)
+
+
+def fuse(
+    vector_hits: Sequence[StoredHit], text_hits: Sequence[StoredHit], fusion: Fusion
+) -> list[tuple[StoredHit, float]]:
+    """Weighted reciprocal rank fusion of two rankings, best first (ties: path, chunk)."""
+    scores: dict[tuple[str, int], float] = {}
+    chunks: dict[tuple[str, int], StoredHit] = {}
+    for weight, hits in ((fusion.vector_weight, vector_hits), (fusion.text_weight, text_hits)):
+        for rank, hit in enumerate(hits, start=1):
+            key = (hit.path, hit.chunk)
+            chunks.setdefault(key, hit)
+            scores[key] = scores.get(key, 0.0) + weight / (fusion.rrf_k + rank)
+    order = sorted(scores, key=lambda key: (-scores[key], key))
+    return [(chunks[key], scores[key]) for key in order]
+
+
+def distinct(ranked: Sequence[tuple[StoredHit, float]], k: int) -> list[Hit]:
+    """The first k hits of `ranked` whose lines overlap no better hit of the same file."""
+    kept: list[Hit] = []
+    for hit, score in ranked:
+        if any(
+            h.path == hit.path and h.start_line <= hit.end_line and hit.start_line <= h.end_line
+            for h in kept
+        ):
+            continue
+        kept.append(
+            Hit(hit.path, hit.heading, hit.start_line, hit.end_line, float(score), hit.content)
+        )
+        if len(kept) == k:
+            break
+    return kept
+
+
+def render(answer: Answer) -> str:
+    """The answer as the tool's plain text: a header, then each excerpt with its path, line
+    range and heading, then its text."""
+    count = len(answer.hits)
+    lines = []
+    if answer.note:
+        lines += [answer.note, ""]
+    lines.append(
+        f"{count} excerpt{'s' if count != 1 else ''} for {answer.query!r} from the documentation "
+        f"at commit {answer.ref[:SHORT_REF]}"
+        + ("" if count else ": nothing matched; try other words")
+    )
+    for i, hit in enumerate(answer.hits, start=1):
+        where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
+        heading = f" ({hit.heading})" if hit.heading else ""
+        lines += ["", f"[{i}] {where}{heading}", hit.content.rstrip()]
+    return "\n".join(lines) + "\n"
+
+
+def _shown_value(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
