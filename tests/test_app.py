@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,3 +42,17 @@ def test_the_store_is_created_for_the_configured_model(tmp_path: Path) -> None:
     config = Config(store=str(tmp_path / "deep" / "store.sqlite3"))
     with open_configured_store(config, LocalEmbedder()) as store:
         assert (store.model_id, store.dim) == ("sentence-transformers/all-MiniLM-L6-v2", 384)
+
+
+def test_the_local_embedder_never_imports_httpx() -> None:
+    code = (
+        "import sys\n"
+        "from docshelf.app import configured_embedder\n"
+        "from docshelf.config import Config\n"
+        "configured_embedder(Config())\n"
+        "print('httpx' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == "False"

@@ -8,10 +8,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from docshelf.config import OPENAI_BASE_URL, OPENAI_DEFAULT_MODEL, Config
 from docshelf.embedders.local import LocalEmbedder
-from docshelf.embedders.openai_http import OpenAIEmbedder
 from docshelf.errors import ConfigError
+
+# httpx (about 80 ms of imports) loads only when an OpenAI-compatible endpoint is used, so that
+# commands on the local model, and re-indexing an indexed commit, start sooner.
+if TYPE_CHECKING:
+    from docshelf.embedders.openai_http import OpenAIEmbedder
 
 __all__ = ["LocalEmbedder", "OpenAIEmbedder", "make_embedder"]
 
@@ -34,6 +40,8 @@ def make_embedder(config: Config) -> LocalEmbedder | OpenAIEmbedder | None:
             return LocalEmbedder(config.model)
         return LocalEmbedder(config.model, batch_size=config.batch_size)
     if config.embedder == "openai":
+        from docshelf.embedders.openai_http import OpenAIEmbedder  # noqa: PLC0415 - see above
+
         options: dict[str, int] = {}
         if config.batch_size is not None:
             options["batch_size"] = config.batch_size
@@ -45,3 +53,11 @@ def make_embedder(config: Config) -> LocalEmbedder | OpenAIEmbedder | None:
             **options,
         )
     raise ConfigError(f"unknown embedder {config.embedder!r}: choose local, openai or none")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "OpenAIEmbedder":
+        from docshelf.embedders.openai_http import OpenAIEmbedder  # noqa: PLC0415 - see above
+
+        return OpenAIEmbedder
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
