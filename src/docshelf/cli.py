@@ -7,8 +7,10 @@ first embedding, never for `--help` or `chunk`.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import dataclasses
 import json
+import logging
 import os
 import re
 import sys
@@ -27,6 +29,7 @@ from docshelf.app import (
     chunk_paths,
     configured_embedder,
     index_source,
+    open_service,
     prune_store,
     search_answer,
     store_status,
@@ -35,6 +38,8 @@ from docshelf.chunking import Chunk, TextChunk
 from docshelf.chunking.text import prepare
 from docshelf.config import (
     DEFAULT_EF_SEARCH,
+    DEFAULT_HTTP_HOST,
+    DEFAULT_HTTP_PORT,
     EMBEDDERS,
     Config,
     default_mirror_dir,
@@ -63,6 +68,15 @@ SHORT_REF = 12
 # Where an OpenAI-compatible endpoint's key is read from, first match wins. Never a flag: a key
 # on the command line ends up in shell history and process listings.
 API_KEY_VARIABLES = ("DOCSHELF_OPENAI_API_KEY", "OPENAI_API_KEY")
+
+# The options of `docshelf serve` that mean something over HTTP only, by parameter name.
+HTTP_ONLY_OPTIONS = {
+    "host": "--host",
+    "port": "--port",
+    "token": "--token",
+    "allow_origins": "--allow-origin",
+    "allow_remote": "--allow-remote",
+}
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -382,6 +396,140 @@ def search(
         _write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
     else:
         _write(render(answer))
+
+
+@cli.command()
+@click.argument("source", required=False, metavar="[SOURCE]")
+@click.option(
+    "--ref",
+    "rev",
+    metavar="REV",
+    help="Pin the stdio session to this commit, branch or tag, resolved at start (over HTTP: "
+    "every session that does not pin its own with /mcp?ref=REV). Default: the latest indexed "
+    "commit, which moves as syncs land.",
+)
+@click.option("--http", "use_http", is_flag=True, help="Speak streamable HTTP at /mcp, not stdio.")
+@click.option(
+    "--host",
+    default=DEFAULT_HTTP_HOST,
+    show_default=True,
+    help="With --http: the address to listen on. Another machine's reach needs --token (or "
+    "--allow-remote).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_HTTP_PORT,
+    show_default=True,
+    help="With --http: the port to listen on (0: any free port, logged at start).",
+)
+@click.option(
+    "--token",
+    envvar="DOCSHELF_TOKEN",
+    metavar="TOKEN",
+    help="With --http: every request must carry 'Authorization: Bearer TOKEN'. Prefer the "
+    "environment variable: a flag shows in process listings. [env: DOCSHELF_TOKEN]",
+)
+@click.option(
+    "--allow-origin",
+    "allow_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="With --http: also answer browser requests from this origin (scheme://host[:port]); "
+    "repeat for several. Pages of this machine at the bound port are always allowed.",
+)
+@click.option(
+    "--allow-remote",
+    is_flag=True,
+    help="With --http: listen on an address other machines can reach without a token (a "
+    "trusted network only).",
+)
+@click.option(
+    "--sync-interval",
+    type=click.FloatRange(min=1.0),
+    metavar="SECONDS",
+    help="Sync SOURCE and index its new commits in the background every SECONDS while serving "
+    "(default: never; index with docshelf index).",
+)
+@click.option(
+    "--docs",
+    "docs",
+    multiple=True,
+    metavar="DIR",
+    help="With SOURCE: a documentation folder, as for docshelf index; repeat for several.",
+)
+@click.option(
+    "--workspace",
+    metavar="NAME",
+    help="The workspace to serve (default: SOURCE's, or the store's only workspace).",
+)
+@click.option(
+    "--mirror-dir",
+    metavar="DIR",
+    envvar="DOCSHELF_MIRROR_DIR",
+    help=f"Where clone URLs are mirrored. Default: {default_mirror_dir()} "
+    "[env: DOCSHELF_MIRROR_DIR]",
+)
+@store_options
+@embedder_options
+def serve(
+    source: str | None,
+    rev: str | None,
+    use_http: bool,
+    host: str,
+    port: int,
+    token: str | None,
+    allow_origins: tuple[str, ...],
+    allow_remote: bool,
+    sync_interval: float | None,
+    docs: tuple[str, ...],
+    workspace: str | None,
+    **options: Any,
+) -> None:
+    """Serve the documentation to MCP clients: the server `docs` with one tool, docs_search.
+
+    Speaks stdio by default (an MCP client starts it), or streamable HTTP at /mcp with --http.
+    SOURCE is the repository (a path or a clone URL) whose workspace to serve and, with
+    --sync-interval, to sync; without it, the store's workspace is served as it is indexed.
+    Logs go to stderr.
+    """
+    ctx = click.get_current_context()
+    if not use_http:
+        for name, flag in HTTP_ONLY_OPTIONS.items():
+            if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
+                raise click.UsageError(f"{flag} is for --http; add --http, or leave it out")
+    if source is None and (docs or sync_interval is not None):
+        raise click.UsageError("--docs and --sync-interval need SOURCE, the repository to sync")
+    from docshelf import mcp_server  # noqa: PLC0415 - the MCP SDK loads only to serve
+
+    _log_to_stderr()
+    http = None
+    if use_http:
+        http = mcp_server.check_http_options(
+            mcp_server.HttpOptions(
+                host=host,
+                port=port,
+                token=token or None,
+                allow_origins=allow_origins,
+                allow_remote=allow_remote,
+            )
+        )
+    service = open_service(
+        make_config(**options), source=source, docs=list(docs) or None, workspace=workspace
+    )
+    with service, contextlib.suppress(KeyboardInterrupt):  # a stop, not a failure
+        mcp_server.serve(service, ref=rev, http=http, sync_interval=sync_interval)
+
+
+def _log_to_stderr() -> None:
+    """docshelf's own messages at INFO, everything else's warnings, on stderr: stdout belongs
+    to the stdio protocol."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("docshelf: %(levelname)s %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    logging.getLogger("docshelf").setLevel(logging.INFO)
 
 
 class _ProgressLine:

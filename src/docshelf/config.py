@@ -86,6 +86,12 @@ DEFAULT_EF_SEARCH = 200
 POSTGRES_POOL_MIN = 1
 POSTGRES_POOL_MAX = 8
 
+# Where `docshelf serve --http` listens by default: this machine only, so nothing reaches the
+# docs over the network until someone chooses a host (and a token) on purpose. The port is one that
+# no common development server claims.
+DEFAULT_HTTP_HOST = "127.0.0.1"
+DEFAULT_HTTP_PORT = 8765
+
 # The embedders docshelf knows: a local sentence-transformers model (the default, offline), any
 # OpenAI-compatible /v1/embeddings endpoint, or none (full-text search only).
 EMBEDDERS = ("local", "openai", "none")

@@ -1,0 +1,304 @@
+"""`docshelf serve` as an MCP client starts it: the installed console script in a subprocess, over
+stdio and over HTTP, with the SDK's client and with an independent one, the MCP Inspector CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
+
+from docshelf.stores import open_store
+from tests.gitrepo import Repo
+from tests.test_cli_index import DOCSHELF, docshelf
+
+TOKEN = "s3cret-token-for-the-tests"
+
+# The Inspector's version is pinned: later ones need a newer Node than the machines have.
+INSPECTOR = ("npx", "-y", "@modelcontextprotocol/inspector@0.15.0", "--cli")
+
+# npx downloads the Inspector on its first run (CI has the npm registry): minutes, not seconds.
+INSPECTOR_TIMEOUT_SECONDS = 600
+
+# Starting a server, or syncing a commit, on a busy two-core machine: generous, never tight.
+START_TIMEOUT_SECONDS = 120.0
+SYNC_TIMEOUT_SECONDS = 180.0
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    made = Repo(tmp_path / "shop")
+    made.write(
+        "docs/services/checkout.md",
+        "# Checkout\n\n## Owners\n\nCheckout is owned by the Payments team; page them on call.\n",
+    )
+    made.write(
+        "docs/runbooks/payments.md",
+        "# Payments runbook\n\n## Timeout\n\nWhen the payment gateway times out, raise the "
+        "timeout to 30 seconds and restart the worker.\n",
+    )
+    made.commit("docs")
+    return made
+
+
+def index_without_model(repo: Repo, store: Path) -> None:
+    done = docshelf("index", str(repo.path), "--store", str(store), "--embedder", "none")
+    assert done.returncode == 0, done.stderr
+
+
+def serve_args(repo: Repo, store: Path, *more: str) -> list[str]:
+    return ["serve", str(repo.path), "--store", str(store), *more]
+
+
+def text_of(result: CallToolResult) -> str:
+    (block,) = result.content
+    assert block.type == "text"
+    return block.text
+
+
+# -- stdio ------------------------------------------------------------------------------------
+
+
+def test_stdio_serves_the_real_model_s_answer_and_pins_with_ref(repo: Repo, tmp_path: Path) -> None:
+    store = tmp_path / "store.sqlite3"
+    first = repo.head()
+    assert docshelf("index", str(repo.path), "--store", str(store)).returncode == 0
+    with open_store(str(store), model_id=None, dim=None) as opened:  # keeps `first` unpruned
+        pin = opened.add_pin(str(repo.path.resolve()), first, "test:1", 600)
+    repo.write("docs/services/checkout.md", "# Checkout\n\n## Owners\n\nThe Storefront team.\n")
+    second = repo.commit("new owners")
+    assert docshelf("index", str(repo.path), "--store", str(store)).returncode == 0
+    errlog = (tmp_path / "stderr.txt").open("w")
+    env = {"HF_HUB_OFFLINE": "1", "PATH": os.environ["PATH"]}
+
+    async def session(*more: str) -> tuple[str, CallToolResult]:
+        params = StdioServerParameters(
+            command=str(DOCSHELF), args=serve_args(repo, store, *more), env=env
+        )
+        async with Client(stdio_client(params, errlog=errlog)) as connected:
+            (tool,) = (await connected.list_tools()).tools
+            asked = {"query": "which team is responsible for checkout?", "top_k": 1}
+            return tool.description or "", await connected.call_tool("docs_search", asked)
+
+    description, current = anyio.run(session)
+    pinned_description, pinned = anyio.run(session, "--ref", "HEAD~1")
+    errlog.close()
+    assert "matches by meaning and by words" in description
+    assert current.structured_content["ref"] == second
+    assert current.structured_content["hits"][0]["path"] == "docs/services/checkout.md"
+    assert "Storefront" in text_of(current)
+    assert f"at commit {first[:12]}, which this session is pinned to" in pinned_description
+    assert pinned.structured_content["ref"] == first
+    assert "Payments team" in text_of(pinned)
+    logged = (tmp_path / "stderr.txt").read_text()
+    assert f"docshelf: INFO pinned to {first[:12]} (HEAD~1)" in logged
+    with open_store(str(store), model_id=None, dim=None) as opened:
+        assert opened.pinned_refs(str(repo.path.resolve())) == {first}  # the server's: released
+        opened.remove_pin(pin)
+
+
+def test_stdio_exits_on_sigterm_and_releases_its_pin(repo: Repo, tmp_path: Path) -> None:
+    store = tmp_path / "store.sqlite3"
+    index_without_model(repo, store)
+    args = serve_args(repo, store, "--embedder", "none", "--ref", "main")
+    with subprocess.Popen(
+        [str(DOCSHELF), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as server:
+        assert server.stdin is not None and server.stdout is not None
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "tests", "version": "0"},
+            },
+        }
+        server.stdin.write(json.dumps(initialize) + "\n")
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["result"]["serverInfo"]["name"] == "docs"
+        name = str(repo.path.resolve())
+        with open_store(str(store), model_id=None, dim=None) as opened:
+            assert opened.pinned_refs(name) == {repo.head()}
+            server.send_signal(signal.SIGTERM)
+            _, err = server.communicate(timeout=60)
+            assert server.returncode == 0, err
+            assert "stopping on SIGTERM" in err
+            assert opened.pinned_refs(name) == set()
+
+
+def test_http_only_options_without_http_and_a_remote_bind_without_token_are_refused(
+    repo: Repo, tmp_path: Path
+) -> None:
+    store = tmp_path / "store.sqlite3"
+    usage = docshelf(*serve_args(repo, store, "--port", "9000"))
+    assert usage.returncode == 2
+    assert "--port is for --http" in usage.stderr
+    remote = docshelf(*serve_args(repo, store, "--http", "--host", "0.0.0.0", "--embedder", "none"))
+    assert remote.returncode == 1
+    assert remote.stderr.startswith(
+        "docshelf: error: 0.0.0.0 can be reached from other machines, and without a token"
+    )
+    assert "--allow-remote" in remote.stderr
+    nothing = docshelf("serve", "--sync-interval", "5", "--store", str(store))
+    assert nothing.returncode == 2
+    assert "need SOURCE" in nothing.stderr
+
+
+# -- HTTP ----------------------------------------------------------------------------------------
+
+
+@contextmanager
+def http_serve(
+    args: list[str], log: Path, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`docshelf serve --http --port 0 ...` in a subprocess; yields its /mcp URL once it serves.
+    Stops it with SIGTERM (as a service manager does) and checks that it stopped cleanly."""
+    with log.open("wb") as err:
+        server = subprocess.Popen(
+            [str(DOCSHELF), *args, "--http", "--port", "0"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
+        )
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while not (found := re.search(r"at (http://127\.0\.0\.1:\d+/mcp)$", log.read_text(), re.M)):
+            assert server.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        yield found.group(1), server
+    finally:
+        server.send_signal(signal.SIGTERM)
+        out, _ = server.communicate(timeout=60)
+    assert server.returncode == 0, log.read_text()
+    assert out == b""  # stdout is never written to
+
+
+async def ask(url: str, query: str, *, token: str | None = TOKEN) -> CallToolResult:
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers) as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy") as connected,
+    ):
+        return await connected.call_tool("docs_search", {"query": query})
+
+
+def test_http_with_a_token_pins_sessions_by_url_and_a_background_sync_moves_current(
+    repo: Repo, tmp_path: Path
+) -> None:
+    store = tmp_path / "store.sqlite3"
+    first = repo.head()
+    index_without_model(repo, store)
+    args = serve_args(repo, store, "--embedder", "none", "--sync-interval", "1")
+    log = tmp_path / "stderr.txt"
+    with http_serve(args, log, env={"DOCSHELF_TOKEN": TOKEN}) as (url, _):
+        refused = httpx.post(url, json={}, headers={"Accept": "application/json"})
+        assert refused.status_code == 401
+        before = anyio.run(ask, url, "payment gateway timeout")
+        assert before.structured_content["ref"] == first
+        repo.write("docs/runbooks/payments.md", "# Payments runbook\n\nCall the gateway vendor.\n")
+        second = repo.commit("new runbook")
+
+        async def pinned_and_current() -> tuple[CallToolResult, CallToolResult]:
+            headers = {"Authorization": f"Bearer {TOKEN}"}
+            async with (
+                httpx2.AsyncClient(headers=headers) as http,
+                Client(
+                    streamable_http_client(f"{url}?ref={first}", http_client=http), mode="legacy"
+                ) as on_first,
+            ):
+                deadline = time.monotonic() + SYNC_TIMEOUT_SECONDS
+                while (now := await ask(url, "gateway")).structured_content["ref"] != second:
+                    assert time.monotonic() < deadline, log.read_text()
+                    await anyio.sleep(0.5)
+                return await on_first.call_tool("docs_search", {"query": "gateway"}), now
+
+        pinned, current = anyio.run(pinned_and_current)
+    assert pinned.structured_content["ref"] == first
+    assert "raise the timeout to 30 seconds" in text_of(pinned)
+    assert current.structured_content["ref"] == second
+    assert "Call the gateway vendor" in text_of(current)
+    logged = log.read_text()
+    assert f"docshelf: INFO indexed {second[:12]}: 2 chunks" in logged
+    status = json.loads(docshelf("status", "--store", str(store), "--json").stdout)
+    assert status["workspaces"][0]["current"] == second
+    assert status["workspaces"][0]["pinned"] == []
+
+
+# -- the MCP Inspector CLI, an independent client ----------------------------------------------
+
+
+def inspector(*args: str) -> Any:
+    done = subprocess.run(
+        [*INSPECTOR, *args],
+        capture_output=True,
+        text=True,
+        timeout=INSPECTOR_TIMEOUT_SECONDS,
+        check=False,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "npm_config_yes": "true"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)
+
+
+def check_inspector_answers(*target: str) -> None:
+    listed = inspector(*target, "--method", "tools/list")
+    (tool,) = listed["tools"]
+    assert tool["name"] == "docs_search"
+    assert tool["inputSchema"]["properties"]["top_k"]["maximum"] == 20
+    called = inspector(
+        *target,
+        *("--method", "tools/call", "--tool-name", "docs_search"),
+        *("--tool-arg", "query=payment gateway timeout", "--tool-arg", "top_k=1"),
+    )
+    assert called.get("isError") is not True, called
+    assert called["content"][0]["text"].startswith("1 excerpt for 'payment gateway timeout'")
+    assert called["structuredContent"]["hits"][0]["path"] == "docs/runbooks/payments.md"
+    refused = inspector(
+        *target,
+        *("--method", "tools/call", "--tool-name", "docs_search"),
+        *("--tool-arg", "query=timeout", "--tool-arg", "top_k=21"),
+    )
+    assert refused["isError"] is True
+    assert "top_k must be a whole number from 1 to 20; got 21" in refused["content"][0]["text"]
+
+
+def test_the_mcp_inspector_lists_and_calls_docs_search_over_stdio(
+    repo: Repo, tmp_path: Path
+) -> None:
+    store = tmp_path / "store.sqlite3"
+    index_without_model(repo, store)
+    check_inspector_answers(str(DOCSHELF), *serve_args(repo, store, "--embedder", "none"))
+
+
+def test_the_mcp_inspector_lists_and_calls_docs_search_over_http(
+    repo: Repo, tmp_path: Path
+) -> None:
+    store = tmp_path / "store.sqlite3"
+    index_without_model(repo, store)
+    args = serve_args(repo, store, "--embedder", "none")
+    with http_serve(args, tmp_path / "stderr.txt") as (url, _):
+        check_inspector_answers(url, "--transport", "http")
+        check_inspector_answers(f"{url}?ref={repo.head()}", "--transport", "http")
