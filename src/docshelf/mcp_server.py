@@ -815,11 +815,12 @@ def serve(
             commit, release = pin_ref(service, ref)
             log.info("pinned to %s (%s)", commit[:SHORT_REF], shown(ref))
         background = _Background(service, sync_interval)
-        background.start()
         try:
             if http is None or sock is None:
-                anyio.run(_serve_stdio, build_server(service, ref=commit), release)
+                server = build_server(service, ref=commit)
+                anyio.run(_serve_stdio, server, background.start, release)
             else:
+                background.start()
                 _serve_http(build_http_app(service, http, ref=commit), sock)
         finally:
             background.stop()
@@ -829,11 +830,16 @@ def serve(
             sock.close()
 
 
-async def _serve_stdio(server: Server[Any], release: Callable[[], None]) -> None:
-    """Serve one session on stdin and stdout until stdin closes, or SIGTERM or SIGINT."""
+async def _serve_stdio(
+    server: Server[Any], started: Callable[[], None], release: Callable[[], None]
+) -> None:
+    """Serve one session on stdin and stdout until stdin closes, or SIGTERM or SIGINT.
+    `started` runs once the transport holds stdout (whatever else writes to it then lands on
+    stderr), so a library's stray print cannot corrupt the protocol."""
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(_exit_on_signal, release)
         async with stdio_server() as (read, write):
+            started()
             await server.run(read, write, server.create_initialization_options())
         tasks.cancel_scope.cancel()
 
