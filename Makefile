@@ -43,6 +43,7 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/search.py
 	$(BIN)/python bench/git_read.py
 	$(BIN)/python bench/indexing.py
+	$(BIN)/python bench/retrieval.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -9,8 +9,9 @@ Constraints:
   model never takes another commit's docs for the one it investigates.
 - Hybrid ranking (beyond the seed, which ranks by vectors alone): on real docs, questions name
   products, flags and error codes that keyword ranking finds and a small embedding model misses.
-  Both rankings are fused by weighted reciprocal rank; the weights are tuned on
-  ../shared/data/eval with bench/retrieval.py.
+  Both rankings' scores are standardised per query and combined with weights tuned on
+  ../shared/data/eval with bench/retrieval.py (BENCHMARKS.md, "Retrieval quality"); weighted
+  reciprocal rank fusion is kept as the alternative the sweep measures against.
 - The k excerpts are k distinct passages: pieces of one section that overlap (a long section's
   pieces share up to 300 bytes) count once.
 """
@@ -36,17 +37,34 @@ MIN_TOP_K = 1
 MAX_TOP_K = 20
 DEFAULT_TOP_K = 5
 
-# Each ranking contributes this many candidates per excerpt asked for (at least MIN_CANDIDATES):
-# fusion needs the chunks that one ranking places well and the other only fairly.
+# Candidates each ranking contributes to hybrid ranking. 100 rather than 40: the candidates,
+# and so each ranking's mean and spread below, are then the same for every top_k up to
+# MAX_TOP_K (4 x 20 < 100), so a longer answer extends a shorter one; and at the weights below
+# 100 won more of the sweep's comparisons than 40 (BENCHMARKS.md, "Retrieval quality").
+# PostgreSQL's HNSW search returns up to hnsw.ef_search (200) rows, so all 100 are real
+# neighbours there. Should MAX_TOP_K grow, each excerpt asked for still gets CANDIDATES_PER_HIT.
+CANDIDATES = 100
 CANDIDATES_PER_HIT = 4
-MIN_CANDIDATES = 40
 
-# Reciprocal rank fusion: a chunk's fused score is the sum over rankings of
-# weight / (RRF_K + rank). RRF_K = 60 is the constant of Cormack et al. (2009); the weights are
-# tuned on ../shared/data/eval by bench/retrieval.py (BENCHMARKS.md has the sweep).
+# Hybrid ranking by standardised scores ("zscore", the default): each ranking's scores (cosine
+# similarity; bm25 on SQLite, ts_rank on PostgreSQL) become z-scores over its candidates, so a
+# chunk far ahead of the rest of one ranking keeps that lead, which ranks alone throw away; a
+# chunk missing from one ranking counts as that ranking's last candidate. The fused score is
+# VECTOR_WEIGHT * z(vector) + TEXT_WEIGHT * z(text). Text weighs more: on the AWS set words find
+# the right file more often than the small model does. Of the settings swept on the three sets
+# of ../shared/data/eval (BENCHMARKS.md, "Retrieval quality"), 0.4/0.6 at 100 candidates and
+# 0.45/0.55 at 40 were the two that beat vector-only, text-only and BM25 over whole files on
+# every metric where a win is possible; the margins are a query or two.
+FusionMethod = Literal["zscore", "rrf"]
+FUSION_METHOD: FusionMethod = "zscore"
+VECTOR_WEIGHT = 0.4
+TEXT_WEIGHT = 0.6
+
+# Reciprocal rank fusion ("rrf", the alternative): a chunk's fused score is the sum over rankings
+# of weight / (RRF_K + rank). RRF_K = 60 is the constant of Cormack et al. (2009). With equal
+# weights (the previous default) it lost to text alone on the AWS set, and no setting of the
+# sweep beat text alone on span recall of the chroma set.
 RRF_K = 60.0
-VECTOR_WEIGHT = 1.0
-TEXT_WEIGHT = 1.0
 
 # How many characters of a commit id the answer shows.
 SHORT_REF = 12
@@ -99,11 +117,15 @@ class Answer:
 
 @dataclass(frozen=True, slots=True)
 class Fusion:
-    """How hybrid ranking weighs its two rankings (see RRF_K and the weights above)."""
+    """How hybrid ranking combines its two rankings (see the constants above): by `method`,
+    with these weights, from `candidates` chunks of each ranking (at least CANDIDATES_PER_HIT
+    per excerpt asked for)."""
 
     vector_weight: float = VECTOR_WEIGHT
     text_weight: float = TEXT_WEIGHT
     rrf_k: float = RRF_K
+    method: FusionMethod = FUSION_METHOD
+    candidates: int = CANDIDATES
 
 
 def check_query(query: object) -> str:
@@ -217,7 +239,7 @@ class Searcher:
 
     def rank(self, query: str, ref: str, k: int, mode: Mode) -> list[Hit]:
         """The k best distinct passages of `ref` for `query`, by `mode`."""
-        depth = max(MIN_CANDIDATES, CANDIDATES_PER_HIT * k)
+        depth = max(self._fusion.candidates, CANDIDATES_PER_HIT * k)
         vector_hits: list[StoredHit] = []
         text_hits: list[StoredHit] = []
         if mode != "text":
@@ -230,8 +252,10 @@ class Searcher:
             ranked = [(h, h.score) for h in vector_hits]
         elif mode == "text":
             ranked = [(h, h.score) for h in text_hits]
-        else:
+        elif self._fusion.method == "rrf":
             ranked = fuse(vector_hits, text_hits, self._fusion)
+        else:
+            ranked = fuse_scores(vector_hits, text_hits, self._fusion)
         return distinct(ranked, k)
 
 
@@ -248,6 +272,40 @@ def fuse(
             scores[key] = scores.get(key, 0.0) + weight / (fusion.rrf_k + rank)
     order = sorted(scores, key=lambda key: (-scores[key], key))
     return [(chunks[key], scores[key]) for key in order]
+
+
+def fuse_scores(
+    vector_hits: Sequence[StoredHit], text_hits: Sequence[StoredHit], fusion: Fusion
+) -> list[tuple[StoredHit, float]]:
+    """Weighted sum of each ranking's z-scores, best first (ties: path, chunk). A chunk missing
+    from one ranking gets that ranking's lowest z-score; an empty ranking adds nothing."""
+    scores: dict[tuple[str, int], float] = {}
+    chunks: dict[tuple[str, int], StoredHit] = {}
+    for hit in (*vector_hits, *text_hits):
+        key = (hit.path, hit.chunk)
+        chunks.setdefault(key, hit)
+        scores[key] = 0.0
+    for weight, hits in ((fusion.vector_weight, vector_hits), (fusion.text_weight, text_hits)):
+        standard, missing = _standardised([h.score for h in hits])
+        found = {(h.path, h.chunk): z for h, z in zip(hits, standard, strict=True)}
+        for key in scores:
+            scores[key] += weight * found.get(key, missing)
+    order = sorted(scores, key=lambda key: (-scores[key], key))
+    return [(chunks[key], scores[key]) for key in order]
+
+
+def _standardised(values: Sequence[float]) -> tuple[list[float], float]:
+    """The z-scores of `values`, and the score of a chunk the ranking did not return: its
+    lowest z-score. Values that do not spread (one hit, or ties) score 1, and a chunk not
+    returned 0, so being found still counts."""
+    if not values:
+        return [], 0.0
+    mean = math.fsum(values) / len(values)
+    spread = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
+    if not spread > 0.0 or not math.isfinite(spread):
+        return [1.0] * len(values), 0.0
+    standard = [(v - mean) / spread for v in values]
+    return standard, min(standard)
 
 
 def distinct(ranked: Sequence[tuple[StoredHit, float]], k: int) -> list[Hit]:
