@@ -4,11 +4,13 @@ its pins and lock files."""
 from __future__ import annotations
 
 import os
+import random
 import sqlite3
 import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,7 +19,7 @@ from docshelf.errors import StoreError
 from docshelf.rows import ChunkRow
 from docshelf.stores import sqlite as sqlite_module
 from docshelf.stores.migrations import migrations
-from docshelf.stores.sqlite import MATRIX_CACHE_REFS, SQLiteStore
+from docshelf.stores.sqlite import BM25_WEIGHTS, MATRIX_CACHE_REFS, SQLiteStore, fts_query
 from tests.stores.test_contract import DIM, MODEL, rows, unit
 
 
@@ -181,3 +183,67 @@ def test_each_workspace_has_a_private_lock_file_beside_the_store(
     for lock_file in lock_files:
         assert lock_file.parent == path.parent
         assert stat.S_IMODE(os.stat(lock_file).st_mode) == 0o600
+
+
+def _exact_text_search(
+    store: SQLiteStore, workspace: str, ref: str, query: str, k: int
+) -> list[Any]:
+    """search_text's answer computed the plain way: every match joined to its row."""
+    heading_w, content_w = BM25_WEIGHTS
+    rank = f"bm25(chunks_fts, {heading_w}, {content_w})"
+    conn = sqlite3.connect(store.path)
+    try:
+        return conn.execute(
+            f"SELECT c.path, c.chunk, -{rank} FROM chunks_fts JOIN chunks AS c "
+            f"ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? AND c.workspace = ? "
+            f"AND c.ref = ? ORDER BY {rank}, c.path, c.chunk LIMIT ?",
+            (fts_query(query), workspace, ref, k),
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def test_text_search_gives_the_exact_top_k_when_other_refs_crowd_the_index(
+    tmp_path: Path,
+) -> None:
+    words = ["alpha", "beta", "gamma", "delta", "timeout", "payment", "owner", "deploy"]
+    rng = random.Random(7)
+    store = SQLiteStore.open(tmp_path / "s.sqlite3", model_id="m", dim=0)
+    for ref, n in (("mine", 30), ("crowd-1", 300), ("crowd-2", 300)):
+        rows = [
+            ChunkRow(
+                f"docs/{ref}/{i % 7}.md",
+                i,
+                " ".join(rng.choices(words, k=2)),
+                " ".join(rng.choices(words, k=rng.randint(3, 30))),
+                i,
+                i + 1,
+                f"{ref}-{i}",
+                None,
+            )
+            for i in range(n)
+        ]
+        store.replace_doc_chunks("ws", ref, rows)
+    for _ in range(60):
+        query = " ".join(rng.sample(words, rng.randint(1, 3)))
+        for k in (1, 5, 20):
+            for ref in ("mine", "crowd-1"):
+                got = [(h.path, h.chunk, h.score) for h in store.search_text("ws", ref, query, k)]
+                want = _exact_text_search(store, "ws", ref, query, k)
+                assert [(p, c) for p, c, _ in got] == [(p, c) for p, c, _ in want], query
+                assert [s for *_, s in got] == pytest.approx([s for *_, s in want])
+    store.close()
+
+
+def test_text_search_breaks_ties_by_path_and_chunk_even_past_its_first_pass(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteStore.open(tmp_path / "s.sqlite3", model_id="m", dim=0)
+    same = [
+        ChunkRow(f"docs/{99 - i:02d}.md", 0, "Same", "the same words", 1, 2, f"h{i}", None)
+        for i in range(60)
+    ]
+    store.replace_doc_chunks("ws", "ties", same)
+    got = [h.path for h in store.search_text("ws", "ties", "same words", 5)]
+    assert got == ["docs/40.md", "docs/41.md", "docs/42.md", "docs/43.md", "docs/44.md"]
+    store.close()

@@ -70,6 +70,14 @@ MAX_QUERY_TERMS = 64
 # bm25() column weights (heading, content): a word of the heading says more about a chunk.
 BM25_WEIGHTS = (2.0, 1.0)
 
+# search_text joins the best this-many-times-k matches of the whole full-text index to their rows
+# first: enough for the current ref and a pinned one or two to share the prefix.
+TEXT_PREFIX_PER_HIT = 4
+
+# A longer prefix than this goes straight to the join of every match (SQLite allows 32766
+# parameters in one statement).
+MAX_TEXT_PREFIX = 8000
+
 # Words too common to rank by. FTS5 has no stop list; without this, "how do I ..." matches every
 # chunk and ranks thousands of rows. PostgreSQL's english configuration drops the same words.
 _STOP_LIST = (
@@ -550,25 +558,52 @@ class SQLiteStore:
         return hits
 
     def search_text(self, workspace: str, ref: str, query: str, k: int) -> list[StoredHit]:
-        """The k chunks of `ref` that best match the words of `query` (bm25), best first."""
+        """The k chunks of `ref` that best match the words of `query` (bm25), best first.
+
+        The full-text index holds every ref; joining each match to its row to keep the ref's
+        costs more than ranking them (35 against 11 ms for 12,700 matches of 19,347 chunks). So
+        the best TEXT_PREFIX_PER_HIT * k matches of the whole index are joined first: when k of
+        them belong to the ref, and the k-th does not tie the last of the prefix, they are the
+        ref's k best, since every better one of the ref is in the prefix. Otherwise (other refs
+        crowd the prefix) all matches are joined.
+        """
         match = fts_query(query)
         if match is None or k < 1:
             return []
         heading_w, content_w = BM25_WEIGHTS
         rank = f"bm25(chunks_fts, {heading_w}, {content_w})"
-        with self._errors("searching the full-text index"):
-            rows = (
-                self._connect()
-                .execute(
+        prefix = TEXT_PREFIX_PER_HIT * k
+        found: list[Any] = []
+        complete = False
+        with self._errors("searching the full-text index"), _snapshot(self._connect()):
+            conn = self._connect()
+            if prefix <= MAX_TEXT_PREFIX:
+                best = conn.execute(
+                    f"SELECT rowid, {rank} FROM chunks_fts WHERE chunks_fts MATCH ? "
+                    f"ORDER BY {rank} LIMIT ?",
+                    (match, prefix),
+                ).fetchall()
+                marks = ",".join("?" * len(best))
+                rows = conn.execute(
+                    f"SELECT path, chunk, heading, content, start_line, end_line, id FROM chunks "
+                    f"WHERE id IN ({marks}) AND workspace = ? AND ref = ?",
+                    (*(rowid for rowid, _ in best), workspace, ref),
+                ).fetchall()
+                score = dict(best)
+                rows.sort(key=lambda r: (score[r[6]], r[0], r[1]))
+                found = [(*r[:6], -score[r[6]]) for r in rows[:k]]
+                complete = len(best) < prefix or (
+                    len(found) == k and score[rows[k - 1][6]] != best[-1][1]
+                )
+            if not complete:
+                found = conn.execute(
                     f"SELECT c.path, c.chunk, c.heading, c.content, c.start_line, c.end_line, "
                     f"-{rank} FROM chunks_fts JOIN chunks AS c ON c.id = chunks_fts.rowid "
                     f"WHERE chunks_fts MATCH ? AND c.workspace = ? AND c.ref = ? "
                     f"ORDER BY {rank}, c.path, c.chunk LIMIT ?",
                     (match, workspace, ref, k),
-                )
-                .fetchall()
-            )
-        return [StoredHit.from_columns(row[:6], row[6]) for row in rows]
+                ).fetchall()
+        return [StoredHit.from_columns(row[:6], row[6]) for row in found]
 
     def _half_precision_top(
         self, conn: sqlite3.Connection, matrix: _Matrix, query: Vector, k: int
