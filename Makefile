@@ -44,6 +44,7 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/git_read.py
 	$(BIN)/python bench/indexing.py
 	$(BIN)/python bench/retrieval.py
+	$(BIN)/python bench/serve.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
