@@ -65,3 +65,12 @@ def postgres_url(postgres_server: pgserver.PostgresServer) -> str:
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
     return postgres_server.get_uri(name)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store location on each store in turn: a SQLite file, then a new PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "docshelf.sqlite3")
+    url: str = request.getfixturevalue("postgres_url")
+    return url

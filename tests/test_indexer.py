@@ -28,14 +28,6 @@ from tests.indexing import DIM, MODEL, FakeEmbedder, MemorySource, section_doc
 Store = SQLiteStore | PostgresStore
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "docshelf.sqlite3")
-    url: str = request.getfixturevalue("postgres_url")
-    return url
-
-
 @pytest.fixture
 def store(location: str) -> Iterator[Store]:
     opened = open_store(location, model_id=MODEL, dim=DIM)

@@ -70,14 +70,6 @@ def docs_at(release: str) -> dict[str, str]:
     }
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "docshelf.sqlite3")
-    url: str = request.getfixturevalue("postgres_url")
-    return url
-
-
 @pytest.fixture
 def sqlite_location(tmp_path: Path) -> str:
     return str(tmp_path / "docshelf.sqlite3")

@@ -4,7 +4,6 @@ hybrid ranking, distinct passages and the rendered answer."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -33,14 +32,6 @@ DOCS = {
     "docs/runbooks/timeout.md": "# Timeout\n\nRaise PAYMENT_TIMEOUT_MS to 30000 and restart.\n",
     "docs/glossary.md": "# Glossary\n\nSKU: stock keeping unit.\n",
 }
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "docshelf.sqlite3")
-    url: str = request.getfixturevalue("postgres_url")
-    return url
 
 
 @pytest.fixture

@@ -47,14 +47,6 @@ with open_store(sys.argv[1], model_id=None, dim=None) as store:
 """
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "docshelf.sqlite3")
-    url: str = request.getfixturevalue("postgres_url")
-    return url
-
-
 @pytest.fixture
 def store(location: str) -> Iterator[Store]:
     opened = open_store(location, model_id=MODEL, dim=DIM)
