@@ -36,12 +36,12 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from docshelf.chunking import chunk_text, split_markdown
 from docshelf.config import MAX_CHUNK_BYTES, OVERLAP_BYTES
+from report import version
 
 # The shared corpora sit beside the repository: <parent of repo>/shared/data/corpora.
 DEFAULT_CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "corpora"
@@ -297,13 +297,6 @@ def render_text(rows: Sequence[Sequence[str]]) -> str:
 def render_markdown(rows: Sequence[Sequence[str]]) -> str:
     align = ["---" if i < NUMERIC_FROM else "---:" for i in range(len(COLUMNS))]
     return "\n".join("| " + " | ".join(cells) + " |" for cells in [COLUMNS, align, *rows])
-
-
-def version(distribution: str) -> str:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "not installed"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

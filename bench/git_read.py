@@ -51,12 +51,12 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from docshelf.config import MAX_DOC_BYTES
 from docshelf.workspace import GitWorkspace, kind_of, open_workspace
+from report import version
 
 # The shared corpora sit beside the repository: <parent of repo>/shared/data/corpora.
 DEFAULT_CORPUS = (
@@ -270,13 +270,6 @@ def measure(
             method.read(handles[method.name], commit, root)
             times[method.name].append(time.perf_counter() - started)
     return times
-
-
-def version(distribution: str) -> str:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "not installed"
 
 
 def git_version() -> str:

@@ -68,7 +68,6 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +81,7 @@ from docshelf.indexer import Indexer, IndexResult, Progress, content_hash, file_
 from docshelf.rows import Vector
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.workspace import DocFile, GitWorkspace, open_workspace
+from report import cpu_model, markdown_table, version
 
 # The shared corpora sit beside the repository: <parent of repo>/shared/data/corpora.
 DEFAULT_CORPUS = (
@@ -422,38 +422,6 @@ def profile_full_index(
 
 
 # -- report ---------------------------------------------------------------------------------
-
-
-def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    # The first column is a name; every other one holds a number and is right-aligned.
-    align = ["---", *("---:" for _ in columns[1:])]
-    widths = [max(len(r[i]) for r in [columns, align, *rows]) for i in range(len(columns))]
-
-    def line(cells: Sequence[str]) -> str:
-        padded = [
-            cell.ljust(w) if i == 0 else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
-        ]
-        return "| " + " | ".join(padded) + " |"
-
-    return "\n".join(line(r) for r in [columns, align, *rows])
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def version(distribution: str) -> str:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "not installed"
 
 
 def overhead(index_s: float, encode_s: float) -> float:

@@ -79,7 +79,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -95,6 +94,7 @@ from docshelf.search import Fusion, Hit, Mode, Searcher
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.stores import sqlite as sqlite_store
 from docshelf.workspace import DirectoryWorkspace, Docs
+from report import cpu_model, markdown_table, version
 
 # The shared evaluation sets sit beside the repository: <parent of repo>/shared/data/eval.
 DEFAULT_EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "eval"
@@ -664,38 +664,6 @@ def refetch_text(result: SetResult, heading_weight: float) -> Candidates:
 
 
 # -- report ----------------------------------------------------------------------------------
-
-
-def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    # The first column is a name; every other one holds a number and is right-aligned.
-    align = ["---", *("---:" for _ in columns[1:])]
-    widths = [max(len(r[i]) for r in [columns, align, *rows]) for i in range(len(columns))]
-
-    def line(cells: Sequence[str]) -> str:
-        padded = [
-            cell.ljust(w) if i == 0 else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
-        ]
-        return "| " + " | ".join(padded) + " |"
-
-    return "\n".join(line(r) for r in [columns, align, *rows])
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def version(distribution: str) -> str:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "not installed"
 
 
 def figure(value: float | None) -> str:

@@ -62,7 +62,6 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +75,7 @@ from docshelf.config import DEFAULT_EF_SEARCH
 from docshelf.embedders.local import LocalEmbedder
 from docshelf.rows import ChunkRow, StoredHit
 from docshelf.stores import open_store
+from report import cpu_model, markdown_table, version
 
 # The shared corpora sit beside the repository: <parent of repo>/shared/data/corpora.
 DEFAULT_CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "corpora"
@@ -639,21 +639,6 @@ FRESH_COLUMNS = (
 )
 
 
-def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    # The first column is a name; every other one holds a number and is right-aligned.
-    align = ["---", *("---:" for _ in columns[1:])]
-    widths = [max(len(r[i]) for r in [columns, align, *rows]) for i in range(len(columns))]
-
-    def line(cells: Sequence[str]) -> str:
-        padded = [
-            cell.ljust(w) if i == 0 else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
-        ]
-        return "| " + " | ".join(padded) + " |"
-
-    return "\n".join(line(r) for r in [columns, align, *rows])
-
-
 def result_row(r: Result) -> list[str]:
     return [
         r.store,
@@ -692,23 +677,6 @@ def fresh_row(f: Fresh) -> list[str]:
         f.plan_after,
         f.index,
     ]
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def version(distribution: str) -> str:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "not installed"
 
 
 def verdicts(results: Sequence[Result], ef_results: Sequence[EfResult]) -> list[str]:
