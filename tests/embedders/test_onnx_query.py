@@ -1,0 +1,105 @@
+"""The ONNX query path: the same vectors as torch, exported once, and torch whenever it cannot
+be taken."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from docshelf.embedders import local
+from docshelf.embedders.local import LocalEmbedder
+from docshelf.embedders.onnx_query import OnnxQueryEncoder
+
+QUESTIONS = [
+    "who owns checkout?",
+    "What does the runbook say about the payment timeout?",
+    "ERR_CERT_AUTHORITY_INVALID",
+    "déploiement 漢字 ✓",
+    " ".join(["a very long question"] * 200),  # past the model's 256 tokens: truncated alike
+]
+
+
+@pytest.fixture(scope="module")
+def torch_only() -> LocalEmbedder:
+    made = LocalEmbedder(onnx_queries=False)
+    made.embed(["load"])
+    return made
+
+
+def test_onnx_vectors_match_the_torch_model(torch_only: LocalEmbedder, tmp_path: Path) -> None:
+    assert torch_only._model is not None
+    encoder = OnnxQueryEncoder.build(torch_only._model, "packaged", tmp_path)
+    assert encoder is not None
+    for count in (1, 3, len(QUESTIONS)):
+        got = encoder.encode(QUESTIONS[:count])
+        want = torch_only.embed(QUESTIONS[:count])
+        assert got.dtype == np.float32 and got.shape == want.shape
+        assert np.abs(got - want).max() < 1e-5
+        assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+
+
+def test_the_export_is_written_once_and_reused(torch_only: LocalEmbedder, tmp_path: Path) -> None:
+    assert torch_only._model is not None
+    OnnxQueryEncoder.build(torch_only._model, "packaged", tmp_path)
+    (exported,) = tmp_path.iterdir()
+    stamp = exported.stat().st_mtime_ns
+    assert OnnxQueryEncoder.build(torch_only._model, "packaged", tmp_path) is not None
+    assert [p.stat().st_mtime_ns for p in tmp_path.iterdir()] == [stamp]
+
+
+def test_a_model_of_another_shape_stays_on_torch(caplog: pytest.LogCaptureFixture) -> None:
+    class Other:
+        pass
+
+    with caplog.at_level(logging.INFO, logger="docshelf.embedders"):
+        assert OnnxQueryEncoder.build([Other()], "other", Path("/nonexistent")) is None  # type: ignore[arg-type]
+    assert "embedded with torch" in caplog.text
+
+
+def test_without_onnxruntime_queries_stay_on_torch(
+    torch_only: LocalEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    assert torch_only._model is not None
+    assert OnnxQueryEncoder.build(torch_only._model, "packaged", tmp_path) is None
+
+
+def test_a_failed_export_leaves_the_embedder_on_torch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the cache directory should be")
+    monkeypatch.setattr(local, "_FAST", {})
+    embedder = LocalEmbedder(onnx_cache=blocked / "onnx")
+    with caplog.at_level(logging.WARNING, logger="docshelf.embedders"):
+        vector = embedder.embed(["who owns checkout?"])
+    assert "ONNX export" in caplog.text
+    assert embedder._source is not None and local._FAST[embedder._source] is None
+    torch_vector = LocalEmbedder(onnx_queries=False).embed(["who owns checkout?"])
+    assert np.abs(vector - torch_vector).max() < 1e-6
+
+
+def test_queries_take_the_onnx_path_and_batches_stay_on_torch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(local, "_FAST", {})
+    embedder = LocalEmbedder(onnx_cache=tmp_path)
+    embedder.embed(["who owns checkout?"])
+    assert embedder._source is not None
+    fast = local._FAST[embedder._source]
+    assert isinstance(fast, OnnxQueryEncoder)
+    calls: list[int] = []
+    original = fast.encode
+
+    def counted(texts: list[str]) -> np.ndarray:
+        calls.append(len(texts))
+        return original(texts)
+
+    monkeypatch.setattr(fast, "encode", counted)
+    embedder.embed(["q"] * local.ONNX_MAX_TEXTS)
+    embedder.embed(["chunk"] * (local.ONNX_MAX_TEXTS + 1))
+    assert calls == [local.ONNX_MAX_TEXTS]
