@@ -650,7 +650,7 @@ def refetch_text(result: SetResult, heading_weight: float) -> Candidates:
     (the store reads sqlite.BM25_WEIGHTS at each search; restored afterwards)."""
     assert result.candidates is not None
     kept = sqlite_store.BM25_WEIGHTS
-    sqlite_store.BM25_WEIGHTS = (heading_weight, kept[1])
+    sqlite_store.BM25_WEIGHTS = (kept[0], heading_weight, kept[2])
     try:
         text = {
             q: result.indexed.store.search_text(

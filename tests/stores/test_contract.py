@@ -152,6 +152,25 @@ def test_a_query_vector_of_another_width_is_refused(store: Store) -> None:
         store.search("ws", "r1", unit(1, dim=8), 3)
 
 
+def test_text_search_finds_words_of_the_files_path(store: Store) -> None:
+    tagged = ChunkRow(
+        "amazon-ec2-user-guide/doc_source/Using_Tags.md",
+        0,
+        "Overview",
+        "Labels help.",
+        1,
+        2,
+        "t",
+        unit(1),
+    )
+    other = ChunkRow(
+        "guide/billing.md", 0, "Billing", "Invoices arrive monthly.", 1, 2, "b", unit(2)
+    )
+    store.replace_doc_chunks("ws", "r1", [tagged, other])
+    hits = store.search_text("ws", "r1", "does EC2 support tags?", 5)
+    assert [h.path for h in hits] == ["amazon-ec2-user-guide/doc_source/Using_Tags.md"]
+
+
 def test_text_search_finds_stemmed_words_in_one_ref(store: Store) -> None:
     s = store
     payment = ChunkRow(

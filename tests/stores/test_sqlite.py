@@ -60,7 +60,7 @@ def test_a_search_is_answered_while_another_connection_holds_a_write_open(
 def test_migrations_are_recorded_in_a_version_table(store: SQLiteStore, path: Path) -> None:
     with sqlite3.connect(path) as raw:
         versions = raw.execute("SELECT version, name FROM schema_migrations").fetchall()
-    assert versions == [(1, "0001_initial.sql"), (2, "0002_pins.sql")]
+    assert versions == [(1, "0001_initial.sql"), (2, "0002_pins.sql"), (3, "0003_fts_path.sql")]
 
 
 def test_a_store_of_a_newer_schema_is_refused(store: SQLiteStore, path: Path) -> None:
@@ -148,9 +148,12 @@ def test_a_store_of_schema_1_is_upgraded_on_open_and_keeps_its_rows(
         assert new.current("ws") == "r2"
         new.add_pin("ws", "r1", "serve", 30)
         assert new.prune("ws", ["r2"]) == 0
+        # The full-text index was rebuilt with the path: its words find the old rows.
+        assert len(new.search_text("ws", "r1", "docs", 5)) == 3
+        assert len(new.search_text("ws", "r1", "number", 5)) == 3
     with sqlite3.connect(path) as raw:
         versions = raw.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()
-    assert versions == [(1,), (2,)]
+    assert versions == [(1,), (2,), (3,)]
 
 
 def test_pins_expire_by_the_unix_clock_and_prune_deletes_expired_rows_of_its_workspace(
@@ -189,8 +192,7 @@ def _exact_text_search(
     store: SQLiteStore, workspace: str, ref: str, query: str, k: int
 ) -> list[Any]:
     """search_text's answer computed the plain way: every match joined to its row."""
-    heading_w, content_w = BM25_WEIGHTS
-    rank = f"bm25(chunks_fts, {heading_w}, {content_w})"
+    rank = f"bm25(chunks_fts, {', '.join(str(w) for w in BM25_WEIGHTS)})"
     conn = sqlite3.connect(store.path)
     try:
         return conn.execute(

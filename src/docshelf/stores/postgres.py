@@ -116,14 +116,17 @@ COUNT_UP_TO_K_SQL = (
     "WHERE workspace = %(workspace)s AND ref = %(ref)s LIMIT %(k)s) AS held"
 )
 
-# plainto_tsquery normalises the words (stems them, drops stop words, ignores punctuation and
-# operators) and joins them with &; its text form, with & turned into |, is cast straight back to
-# a tsquery. The cast does not normalise again: to_tsquery would stem the stems ('databas' of
-# "databases" would become 'databa' and match nothing).
+# Punctuation becomes spaces first, as the words of a path do in the stored vector (0003_fts_path:
+# PostgreSQL's parser would read "Using_Tags.md" as one file token). plainto_tsquery normalises
+# the words (stems them, drops stop words, ignores operators) and joins them with &; its text
+# form, with & turned into |, is cast straight back to a tsquery. The cast does not normalise
+# again: to_tsquery would stem the stems ('databas' of "databases" would become 'databa' and match
+# nothing).
 TEXT_SEARCH_SQL = (
     "SELECT path, chunk, heading, content, start_line, end_line, ts_rank(tsv, query) AS score "
     "FROM docs_chunks, "
-    "(SELECT replace(plainto_tsquery('english', %(query)s)::text, ' & ', ' | ')::tsquery"
+    "(SELECT replace(plainto_tsquery('english', "
+    "regexp_replace(%(query)s, '[^[:alnum:]]+', ' ', 'g'))::text, ' & ', ' | ')::tsquery"
     " AS query) AS q "
     "WHERE workspace = %(workspace)s AND ref = %(ref)s AND tsv @@ query "
     'ORDER BY score DESC, path COLLATE "C", chunk LIMIT %(k)s'

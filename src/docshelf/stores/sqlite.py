@@ -5,7 +5,7 @@
 - Vectors are float32 blobs. A search multiplies the query by the ref's matrix, loaded once and
   kept in memory; the ref's largest row id (ids are never reused) tells when it changed, also when
   another process wrote it, so a stale matrix is never served.
-- Full text: FTS5 with the porter stemmer over heading and content, ranked by bm25().
+- Full text: FTS5 with the porter stemmer over path, heading and content, ranked by bm25().
 - Each thread has its own connection: sqlite3 connections must not be shared across threads.
 - Pins are rows whose lease is unix seconds from time.time(); a prune reads them inside its own
   IMMEDIATE transaction, which every other writer (add_pin among them) waits for.
@@ -67,8 +67,9 @@ ACCUMULATION_SLACK = 1e-3
 # Full-text queries use at most this many words; a pasted page must not become a huge query.
 MAX_QUERY_TERMS = 64
 
-# bm25() column weights (heading, content): a word of the heading says more about a chunk.
-BM25_WEIGHTS = (2.0, 1.0)
+# bm25() column weights (path, heading, content): a word of the file's path or of the heading says
+# more about a chunk than one of its text (bench/retrieval.py; BENCHMARKS.md).
+BM25_WEIGHTS = (2.0, 2.0, 1.0)
 
 # search_text joins the best this-many-times-k matches of the whole full-text index to their rows
 # first: enough for the current ref and a pinned one or two to share the prefix.
@@ -570,8 +571,7 @@ class SQLiteStore:
         match = fts_query(query)
         if match is None or k < 1:
             return []
-        heading_w, content_w = BM25_WEIGHTS
-        rank = f"bm25(chunks_fts, {heading_w}, {content_w})"
+        rank = f"bm25(chunks_fts, {', '.join(str(w) for w in BM25_WEIGHTS)})"
         prefix = TEXT_PREFIX_PER_HIT * k
         found: list[Any] = []
         complete = False
