@@ -81,6 +81,16 @@ HTTP_ONLY_OPTIONS = {
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+# --mirror-dir, for every command that opens a clone URL.
+mirror_dir_option = click.option(
+    "--mirror-dir",
+    metavar="DIR",
+    envvar="DOCSHELF_MIRROR_DIR",
+    help=f"Where clone URLs are mirrored. Default: {default_mirror_dir()} "
+    "[env: DOCSHELF_MIRROR_DIR]",
+)
+
+
 def store_options(f: F) -> F:
     """--store and --ef-search, shared by every command that opens the store."""
     f = click.option(
@@ -258,13 +268,7 @@ def status(as_json: bool, **options: Any) -> None:
     help="The workspace name in the store (default: the repository's absolute path, or the "
     "clone URL without its password).",
 )
-@click.option(
-    "--mirror-dir",
-    metavar="DIR",
-    envvar="DOCSHELF_MIRROR_DIR",
-    help=f"Where clone URLs are mirrored. Default: {default_mirror_dir()} "
-    "[env: DOCSHELF_MIRROR_DIR]",
-)
+@mirror_dir_option
 @store_options
 @embedder_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object when done.")
@@ -463,13 +467,7 @@ def search(
     metavar="NAME",
     help="The workspace to serve (default: SOURCE's, or the store's only workspace).",
 )
-@click.option(
-    "--mirror-dir",
-    metavar="DIR",
-    envvar="DOCSHELF_MIRROR_DIR",
-    help=f"Where clone URLs are mirrored. Default: {default_mirror_dir()} "
-    "[env: DOCSHELF_MIRROR_DIR]",
-)
+@mirror_dir_option
 @store_options
 @embedder_options
 def serve(
