@@ -56,7 +56,7 @@ from typing import Any
 
 from docshelf.config import MAX_DOC_BYTES
 from docshelf.workspace import GitWorkspace, kind_of, open_workspace
-from report import version
+from report import GIT_ENV, version
 
 # The shared corpora sit beside the repository: <parent of repo>/shared/data/corpora.
 DEFAULT_CORPUS = (
@@ -77,17 +77,6 @@ BYTES_PER_MB = 1_000_000
 # git file modes docshelf reads as files.
 REGULAR_MODES = (0o100644, 0o100755)
 TREE_MODE = 0o040000
-
-# The commit is made with a fixed identity and none of the user's or the system's git settings.
-GIT_ENV = {
-    **os.environ,
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@docshelf.invalid",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@docshelf.invalid",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
 
 Read = list[tuple[str, str]]  # (path, text) of every file read, sorted by path
 

@@ -81,7 +81,7 @@ from docshelf.indexer import Indexer, IndexResult, Progress, content_hash, file_
 from docshelf.rows import Vector
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.workspace import DocFile, GitWorkspace, open_workspace
-from report import cpu_model, markdown_table, version
+from report import GIT_ENV, cpu_model, markdown_table, version
 
 # The shared corpora sit beside the repository: <parent of repo>/shared/data/corpora.
 DEFAULT_CORPUS = (
@@ -113,17 +113,6 @@ WARM_UP_TEXTS = 64
 PROFILE_ROWS = 25
 
 WORKSPACE = "bench"
-
-# The commits are made with a fixed identity and none of the user's or the system's git settings.
-GIT_ENV = {
-    **os.environ,
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@docshelf.invalid",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@docshelf.invalid",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
 
 # The paragraph a one-file commit adds (run number filled in, so each is new text).
 NEW_PARAGRAPH = (

@@ -1,11 +1,23 @@
-"""What every benchmark prints beside its figures: Markdown tables and the machine's facts."""
+"""What the benchmarks share: Markdown tables, the machine's facts, and how they commit."""
 
 from __future__ import annotations
 
+import os
 import platform
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
+
+# Benchmark commits: a fixed identity, and none of the user's or the system's git settings.
+GIT_ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@docshelf.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@docshelf.invalid",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
