@@ -88,3 +88,17 @@ class Repo:
     def add_submodule(self, path: str, other: Repo) -> None:
         """Add `other` (which needs a commit) as a submodule at `path`; commit to record it."""
         self.git("-c", "protocol.file.allow=always", "submodule", "--quiet", "add", other.url, path)
+
+
+def write_shop_docs(repo: Repo) -> None:
+    """The two pages the command-line tests ask about: who owns Checkout, and the payment
+    gateway's timeout (not committed)."""
+    repo.write(
+        "docs/services/checkout.md",
+        "# Checkout\n\n## Owners\n\nCheckout is owned by the Payments team; page them on call.\n",
+    )
+    repo.write(
+        "docs/runbooks/payments.md",
+        "# Payments runbook\n\n## Timeout\n\nWhen the payment gateway times out, raise the "
+        "timeout to 30 seconds and restart the worker.\n",
+    )

@@ -14,7 +14,7 @@ import pytest
 from docshelf.cli import _ProgressLine
 from docshelf.indexer import Progress
 from docshelf.stores import open_store
-from tests.gitrepo import Repo
+from tests.gitrepo import Repo, write_shop_docs
 
 DOCSHELF = Path(sys.executable).with_name("docshelf")
 
@@ -33,15 +33,7 @@ def docshelf(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
 @pytest.fixture
 def repo(tmp_path: Path) -> Repo:
     made = Repo(tmp_path / "shop")
-    made.write(
-        "docs/services/checkout.md",
-        "# Checkout\n\n## Owners\n\nCheckout is owned by the Payments team; page them on call.\n",
-    )
-    made.write(
-        "docs/runbooks/payments.md",
-        "# Payments runbook\n\n## Timeout\n\nWhen the payment gateway times out, raise the "
-        "timeout to 30 seconds and restart the worker.\n",
-    )
+    write_shop_docs(made)
     made.write(
         "docs/glossary.txt", "SKU: a stock keeping unit.\n\nPSP: payment service provider.\n"
     )

@@ -24,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from docshelf.stores import open_store
-from tests.gitrepo import Repo
+from tests.gitrepo import Repo, write_shop_docs
 from tests.test_cli_index import DOCSHELF, docshelf
 
 TOKEN = "s3cret-token-for-the-tests"
@@ -43,15 +43,7 @@ SYNC_TIMEOUT_SECONDS = 180.0
 @pytest.fixture
 def repo(tmp_path: Path) -> Repo:
     made = Repo(tmp_path / "shop")
-    made.write(
-        "docs/services/checkout.md",
-        "# Checkout\n\n## Owners\n\nCheckout is owned by the Payments team; page them on call.\n",
-    )
-    made.write(
-        "docs/runbooks/payments.md",
-        "# Payments runbook\n\n## Timeout\n\nWhen the payment gateway times out, raise the "
-        "timeout to 30 seconds and restart the worker.\n",
-    )
+    write_shop_docs(made)
     made.commit("docs")
     return made
 
