@@ -58,9 +58,9 @@ gives exactly the excerpts of the search). Configurations: reciprocal rank fusio
 fusion over a grid of weights and depths, min-max scaling instead of z-scores, file evidence
 (each chunk boosted by its file's best fused score; files ranked by their chunks' summed fused
 score as a third reciprocal-rank list), a per-file decay that spreads the excerpts over more
-files, and bm25's heading column weight (the text candidates fetched again with the store's
-BM25_WEIGHTS set for the trial and restored after). "wins" counts the comparisons with the
-vector, text and BM25-whole-files rows that the configuration wins strictly.
+files, and bm25's column weights for path, heading and content (the text candidates fetched
+again with the store's BM25_WEIGHTS set for the trial and restored after). "wins" counts the
+comparisons with the vector, text and BM25-whole-files rows that the configuration wins strictly.
 """
 
 from __future__ import annotations
@@ -575,7 +575,8 @@ class Trial:
     label: str
     fusion: Fusion
     rewrite: Rewrite | None = None
-    heading_weight: float | None = None  # bm25's heading column weight, when not BM25_WEIGHTS'
+    bm25_weights: tuple[float, float, float] | None = None  # (path, heading, content), when
+    # not the store's BM25_WEIGHTS
     fuser: Fuser | None = None  # instead of search.py's function for fusion.method
 
 
@@ -585,16 +586,16 @@ def trials() -> list[Trial]:
     out = [Trial("rrf k=60 w=1/1 depth 40 (the previous default)", previous)]
     out += [
         Trial(f"rrf k={k:g} w={w:g}/{1 - w:g} depth {d}", Fusion(w, 1 - w, k, "rrf", d))
-        for d in (40, 100)
+        for d in (40, 60, 100)
         for k in (5.0, 20.0, 60.0)
         for w in (0.3, 0.5, 0.7)
     ]
-    # Depth 40 is the least: rank(..., k=10) asks CANDIDATES_PER_HIT * 10 candidates.
+    # Depth 30 would be the least: rank(..., k=10) asks CANDIDATES_PER_HIT * 10 candidates.
     out += [
         Trial(
             f"zscore w={w:g}/{1 - w:g} depth {d}", Fusion(w, 1 - w, method="zscore", candidates=d)
         )
-        for d in (40, 100, 200)
+        for d in (40, 60, 100, 200)
         for w in (0.3, 0.35, 0.4, 0.45, 0.5, 0.6)
     ]
     out += [
@@ -615,7 +616,14 @@ def trials() -> list[Trial]:
         )
     ]
     out += [
-        Trial(f"default, bm25 heading weight {w:g}", default, heading_weight=w) for w in (1.0, 5.0)
+        Trial(f"default, bm25 weights {'/'.join(f'{x:g}' for x in w)}", default, bm25_weights=w)
+        for w in (
+            (1.0, 1.0, 1.0),
+            (2.0, 1.0, 1.0),
+            (2.0, 2.0, 1.0),
+            (3.0, 3.0, 1.0),
+            (5.0, 2.0, 1.0),
+        )
     ]
     return out
 
@@ -627,8 +635,8 @@ def sweep(results: Sequence[SetResult]) -> list[tuple[Trial, dict[str, Scores]]]
         for result in results:
             assert result.candidates is not None
             candidates = result.candidates
-            if trial.heading_weight is not None:
-                candidates = refetch_text(result, trial.heading_weight)
+            if trial.bm25_weights is not None:
+                candidates = refetch_text(result, trial.bm25_weights)
             answers = {
                 q: replay(
                     candidates.vector[q],
@@ -645,12 +653,12 @@ def sweep(results: Sequence[SetResult]) -> list[tuple[Trial, dict[str, Scores]]]
     return out
 
 
-def refetch_text(result: SetResult, heading_weight: float) -> Candidates:
-    """The text candidates again, with bm25's heading column weighted `heading_weight`
-    (the store reads sqlite.BM25_WEIGHTS at each search; restored afterwards)."""
+def refetch_text(result: SetResult, weights: tuple[float, float, float]) -> Candidates:
+    """The text candidates again, with bm25's (path, heading, content) columns weighted
+    `weights` (the store reads sqlite.BM25_WEIGHTS at each search; restored afterwards)."""
     assert result.candidates is not None
     kept = sqlite_store.BM25_WEIGHTS
-    sqlite_store.BM25_WEIGHTS = (kept[0], heading_weight, kept[2])
+    sqlite_store.BM25_WEIGHTS = weights
     try:
         text = {
             q: result.indexed.store.search_text(
@@ -776,9 +784,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("hybrid ranking", describe(Fusion())),
         (
             "bm25",
-            f"FTS5 bm25() with column weights heading {sqlite_store.BM25_WEIGHTS[0]:g}, "
-            f"content {sqlite_store.BM25_WEIGHTS[1]:g}, porter stemmer, the words of the query "
-            "OR-ed, stop words dropped",
+            "FTS5 bm25() with column weights path {:g}, heading {:g}, content {:g}, porter "
+            "stemmer, the words of the query OR-ed, stop words dropped".format(
+                *sqlite_store.BM25_WEIGHTS
+            ),
         ),
     ]
     print()

@@ -37,14 +37,14 @@ MIN_TOP_K = 1
 MAX_TOP_K = 20
 DEFAULT_TOP_K = 5
 
-# Candidates each ranking contributes to hybrid ranking. 100 rather than 40: the candidates,
-# and so each ranking's mean and spread below, are then the same for every top_k up to
-# MAX_TOP_K (4 x 20 < 100), so a longer answer extends a shorter one; and at the weights below
-# 100 won more of the sweep's comparisons than 40 (BENCHMARKS.md, "Retrieval quality").
-# PostgreSQL's HNSW search returns up to hnsw.ef_search (200) rows, so all 100 are real
+# Candidates each ranking contributes to hybrid ranking. The candidates, and so each ranking's
+# mean and spread below, are the same for every top_k up to MAX_TOP_K (3 x 20 = 60), so a longer
+# answer extends a shorter one. 60 rather than 40 or 100: at the weights below it was the depth
+# that won every winnable comparison of the sweep (BENCHMARKS.md, "Retrieval quality").
+# PostgreSQL's HNSW search returns up to hnsw.ef_search (200) rows, so all 60 are real
 # neighbours there. Should MAX_TOP_K grow, each excerpt asked for still gets CANDIDATES_PER_HIT.
-CANDIDATES = 100
-CANDIDATES_PER_HIT = 4
+CANDIDATES = 60
+CANDIDATES_PER_HIT = 3
 
 # Hybrid ranking by standardised scores ("zscore", the default): each ranking's scores (cosine
 # similarity; bm25 on SQLite, ts_rank on PostgreSQL) become z-scores over its candidates, so a
@@ -52,9 +52,9 @@ CANDIDATES_PER_HIT = 4
 # chunk missing from one ranking counts as that ranking's last candidate. The fused score is
 # VECTOR_WEIGHT * z(vector) + TEXT_WEIGHT * z(text). Text weighs more: on the AWS set words find
 # the right file more often than the small model does. Of the settings swept on the three sets
-# of ../shared/data/eval (BENCHMARKS.md, "Retrieval quality"), 0.4/0.6 at 100 candidates and
-# 0.45/0.55 at 40 were the two that beat vector-only, text-only and BM25 over whole files on
-# every metric where a win is possible; the margins are a query or two.
+# of ../shared/data/eval (BENCHMARKS.md, "Retrieval quality"), 0.4/0.6 at 60 candidates, with
+# the SQLite store's bm25 weights, was the one that beat vector-only, text-only and BM25 over
+# whole files on every metric where a win is possible; the margins are a query or two.
 FusionMethod = Literal["zscore", "rrf"]
 FUSION_METHOD: FusionMethod = "zscore"
 VECTOR_WEIGHT = 0.4

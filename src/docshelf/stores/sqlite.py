@@ -67,9 +67,10 @@ ACCUMULATION_SLACK = 1e-3
 # Full-text queries use at most this many words; a pasted page must not become a huge query.
 MAX_QUERY_TERMS = 64
 
-# bm25() column weights (path, heading, content): a word of the file's path or of the heading says
-# more about a chunk than one of its text (bench/retrieval.py; BENCHMARKS.md).
-BM25_WEIGHTS = (2.0, 2.0, 1.0)
+# bm25() column weights (path, heading, content): a word of the file's path says most about which
+# document a chunk is in, one of its heading more than one of its text. Chosen on the sweep of
+# bench/retrieval.py with the fusion settings of search.py (BENCHMARKS.md, "Retrieval quality").
+BM25_WEIGHTS = (3.0, 2.0, 1.0)
 
 # search_text joins the best this-many-times-k matches of the whole full-text index to their rows
 # first: enough for the current ref and a pinned one or two to share the prefix.
