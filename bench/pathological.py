@@ -30,6 +30,11 @@ def _repeat(unit: str) -> str:
     return unit * (SIZE // len(unit))
 
 
+def _after(head: str, unit: str) -> str:
+    """`head`, then `unit` repeated up to about SIZE characters in all."""
+    return head + unit * max((SIZE - len(head)) // len(unit), 0)
+
+
 CASES: dict[str, Callable[[], str]] = {
     "500k list markers on one line": lambda: "- " * (SIZE // 2),
     "10k lines of 50 nested list markers": lambda: _repeat("- " * 50 + "x\n"),
@@ -47,6 +52,13 @@ CASES: dict[str, Callable[[], str]] = {
     "one 200k-line setext title": lambda: _repeat("word\n") + "===\n",
     "100k-row table": lambda: "| a | b |\n|---|---|\n" + _repeat("| 1 | 2 |\n"),
     "10k lines of 100 nested block quotes": lambda: _repeat(">" * 100 + " x\n"),
+    "100k nested list markers, then an unclosed fence": lambda: _after(
+        "- " * 100_000 + "```\n", "code line\n"
+    ),
+    "5 lines of 100k nested list markers and a backtick": lambda: _repeat("- " * 100_000 + "x`\n"),
+    "166k unclosed fences in list items": lambda: _repeat("- ```\n"),
+    "a delimiter row of 1M blanks (was quadratic)": lambda: "--" + " " * SIZE + "|x\n---\n",
+    "a 1 MB line of '*' before an underline": lambda: "*" * SIZE + "x\n---\n",
 }
 
 

@@ -1,17 +1,25 @@
-"""The composition root: the configured embedder and store, built and checked together."""
+"""The composition root: the configured embedder and store, built and checked together; a
+service's search against a sync that moves the current ref under it."""
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from docshelf.app import configured_embedder, open_configured_store
+from docshelf.app import Service, configured_embedder, open_configured_store
 from docshelf.config import Config
 from docshelf.embedders import LocalEmbedder, OpenAIEmbedder
 from docshelf.errors import ConfigError, StoreError
+from docshelf.indexer import Indexer
+from docshelf.search import Searcher
+from docshelf.stores import open_store
+from tests.indexing import DIM, MODEL, FakeEmbedder, MemorySource
 
 
 def test_each_embedder_name_builds_its_embedder() -> None:
@@ -56,3 +64,53 @@ def test_the_local_embedder_never_imports_httpx() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert done.stdout.strip() == "False"
+
+
+class Interrupted:
+    """A store whose first call of `method` runs `meanwhile` first: a sync in another thread or
+    process landing between a search's reads."""
+
+    def __init__(self, store: Any, method: str, meanwhile: Callable[[], object]) -> None:
+        self._store = store
+        self._method = method
+        self._meanwhile: Callable[[], object] | None = meanwhile
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._store, name)
+        if name != self._method or self._meanwhile is None:
+            return found
+
+        def interrupted(*args: Any) -> Any:
+            if self._meanwhile is not None:
+                meanwhile, self._meanwhile = self._meanwhile, None
+                meanwhile()
+            return found(*args)
+
+        return interrupted
+
+
+@pytest.mark.parametrize("method", ["has_chunks", "search", "search_text"])
+def test_a_search_whose_ref_is_pruned_under_it_answers_whole_from_the_new_current_ref(
+    location: str, method: str
+) -> None:
+    old, new = (hashlib.sha1(name.encode()).hexdigest() for name in ("old", "new"))
+    source = MemorySource("shop")
+    source.add(old, {"docs/release.md": "# Release\n\nThe old release of the shop.\n"})
+    source.add(new, {"docs/release.md": "# Release\n\nThe new release of the shop.\n"})
+    embedder = FakeEmbedder()
+    with open_store(location, model_id=MODEL, dim=DIM) as store:
+        indexer = Indexer(store, embedder, source)
+        indexer.index(old)
+        # The sync promotes `new` and prunes `old` after the search has chosen `old`.
+        searcher = Searcher(
+            Interrupted(store, method, lambda: indexer.index(new)), embedder, "shop"
+        )
+        service = Service(store, embedder, searcher, None, indexer)
+        try:
+            answer = service.search("release of the shop", 5)
+        finally:
+            indexer.close()
+        assert store.ref_counts("shop") == {new: 1}
+    assert answer.ref == new
+    assert answer.note is None
+    assert [hit.content for hit in answer.hits] == ["# Release\n\nThe new release of the shop."]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from docshelf.chunking import Chunk, TextChunk, chunk_text, split_markdown
 from docshelf.config import Config
-from docshelf.errors import ConfigError, DocshelfError, WorkspaceError
+from docshelf.errors import ConfigError, DocshelfError, NotIndexedError, WorkspaceError
 from docshelf.workspace import DocFile, read_local
 
 # numpy, httpx and the store drivers load only when a command needs them, so that `docshelf
@@ -37,6 +37,12 @@ _FULL_REF = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 NO_MODEL = ("none", 0)
 
 ChunkerChoice = Literal["auto", "markdown", "paragraph"]
+
+# A search reads the current ref, then that ref's rows: a sync (of this process or another) that
+# promotes a new ref in between may prune those rows under it, leaving fewer excerpts or none.
+# Such a search is asked again, from the new current ref; promotions are a sync apart (a second
+# at least), so the second try holds.
+SEARCH_ATTEMPTS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +172,7 @@ def search_answer(
         StoreError, EmbeddingError, WorkspaceError: the store, the embedder or git failed.
     """
     with open_service(config, workspace=workspace) as service:
-        return service.searcher.search(query, top_k, ref=service.resolve(ref), mode=mode)
+        return service.search(query, top_k, ref=service.resolve(ref), mode=mode)
 
 
 @dataclass
@@ -207,6 +213,34 @@ class Service:
             f"{rev!r} is not a full commit id, and the workspace {self.workspace} is not a "
             "local repository to resolve it in; give the full commit id"
         )
+
+    def search(
+        self, query: object, top_k: object, *, ref: str | None = None, mode: str | None = None
+    ) -> Answer:
+        """The searcher's answer from `ref` (pinned) or the current ref, asked again when the
+        current ref moved during the search (its rows may have been pruned under it).
+
+        Raises:
+            ConfigError: the query, top_k or mode is refused.
+            NotIndexedError: nothing is indexed for the workspace yet.
+            EmbeddingError, StoreError: the embedder or the store failed.
+        """
+        attempt = 1
+        while True:
+            try:
+                answer = self.searcher.search(query, top_k, ref=ref, mode=mode)
+            except NotIndexedError:
+                if attempt == SEARCH_ATTEMPTS or self.store.current(self.workspace) is None:
+                    raise
+            else:
+                # A pinned ref's rows are kept by its pin; only an answer from current can race.
+                if (
+                    answer.ref == ref
+                    or attempt == SEARCH_ATTEMPTS
+                    or answer.ref == self.store.current(self.workspace)
+                ):
+                    return answer
+            attempt += 1
 
     def sync(self) -> IndexResult | None:
         """Sync the source and refresh the index (the background sync's step): bounded, and a

@@ -4,8 +4,9 @@ on streamable HTTP at /mcp.
 Constraints:
 - A thin adapter: search.py validates, ranks and renders. This module turns an answer into a tool
   result (the rendered text, and the same hits as structured content) and each failure the model
-  can act on (a refused query or top_k, the embedder, the store, an empty index) into an error
-  result whose text says what to do next. An unknown tool is a protocol error, as in the seed.
+  can act on (a refused query or top_k, an argument the schema does not name, the embedder, the
+  store, an empty index) into an error result whose text says what to do next. An unknown tool
+  is a protocol error, as in the seed.
 - Built on the SDK's low-level Server, not MCPServer: MCPServer validates the arguments with
   pydantic first (its messages, and JSON inside strings parsed) and answers an unknown tool with
   an error result, while docs_search's arguments must reach check_query and check_top_k raw.
@@ -25,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import hmac
 import ipaddress
+import json
 import logging
 import os
 import signal
@@ -34,7 +36,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -47,10 +49,15 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.shared.message import SessionMessage
 from mcp.types import (
     INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
     CallToolRequestParams,
     CallToolResult,
+    ErrorData,
+    JSONRPCError,
     ListToolsResult,
     PaginatedRequestParams,
     TextContent,
@@ -58,6 +65,7 @@ from mcp.types import (
     ToolAnnotations,
 )
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.requests import Request
@@ -75,8 +83,21 @@ from docshelf.errors import (
     NotIndexedError,
     StoreError,
 )
-from docshelf.search import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K, SHORT_REF, Answer, render
+from docshelf.search import (
+    DEFAULT_TOP_K,
+    MAX_TOP_K,
+    MIN_TOP_K,
+    SHORT_REF,
+    SHOWN_INT_DIGITS,
+    Answer,
+    render,
+)
 from docshelf.workspace import shown
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from mcp.shared._stream_protocols import ReadStream, WriteStream
 
 log = logging.getLogger("docshelf.mcp")
 
@@ -137,7 +158,11 @@ INPUT_SCHEMA: dict[str, Any] = {
         },
     },
     "required": ["query"],
+    "additionalProperties": False,
 }
+
+# An error result names at most this many unknown arguments (a client may send thousands).
+MAX_SHOWN_UNKNOWN_ARGUMENTS = 5
 
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -232,6 +257,23 @@ def failure_text(e: DocshelfError) -> str:
     )
 
 
+def unknown_arguments(arguments: Mapping[str, Any]) -> str | None:
+    """The refusal of the arguments that INPUT_SCHEMA does not name, or None when there are
+    none."""
+    known = INPUT_SCHEMA["properties"]
+    unknown = sorted(f"'{_clip(str(name))}'" for name in arguments if name not in known)
+    if not unknown:
+        return None
+    shown_names = ", ".join(unknown[:MAX_SHOWN_UNKNOWN_ARGUMENTS])
+    if len(unknown) > MAX_SHOWN_UNKNOWN_ARGUMENTS:
+        shown_names += f" and {len(unknown) - MAX_SHOWN_UNKNOWN_ARGUMENTS} more"
+    return (
+        f"unknown argument{'s' if len(unknown) > 1 else ''} {shown_names}: docs_search takes "
+        f"query (the question) and top_k (how many excerpts, {MIN_TOP_K} to {MAX_TOP_K}) only. "
+        "Ask again with those"
+    )
+
+
 class DocsTool:
     """docs_search over one service: what tools/list and tools/call answer, for one ref."""
 
@@ -274,9 +316,14 @@ class DocsTool:
         )
 
     def call(self, arguments: Mapping[str, Any], ref: str | None) -> CallToolResult:
-        """One docs_search call; the arguments go to the search as they came."""
+        """One docs_search call; the arguments go to the search as they came, and an argument
+        the schema does not name is refused (a misspelt top_k must not pass for the default)."""
+        unknown = unknown_arguments(arguments)
+        if unknown is not None:
+            log.info("docs_search refused: %s", unknown)
+            return error_result(unknown)
         try:
-            answer = self._service.searcher.search(
+            answer = self._service.search(
                 arguments.get("query"), arguments.get("top_k", DEFAULT_TOP_K), ref=ref
             )
         except DocshelfError as e:
@@ -837,8 +884,91 @@ async def _serve_stdio(
         tasks.start_soon(_exit_on_signal, release)
         async with stdio_server() as (read, write):
             started()
-            await server.run(read, write, server.create_initialization_options())
+            reads = _AnsweringUnreadable(read, write)
+            await server.run(reads, write, server.create_initialization_options())
         tasks.cancel_scope.cancel()
+
+
+class _AnsweringUnreadable:
+    """stdio's read stream, answering each line the SDK could not read (not JSON, not a JSON-RPC
+    message, a lone surrogate escape or a number too long for Python) with a JSON-RPC error. The
+    SDK drops such a line, so its client would wait for an answer to that request for ever."""
+
+    def __init__(
+        self,
+        inner: ReadStream[SessionMessage | Exception],
+        write: WriteStream[SessionMessage],
+    ) -> None:
+        self._inner = inner
+        self._write = write
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            error = unreadable_error(item)
+            log.info("answered an unreadable message: %s", error.error.message)
+            await self._write.send(SessionMessage(error))
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+
+def unreadable_error(error: Exception) -> JSONRPCError:
+    """The JSON-RPC error that answers a line the SDK's stdio transport could not read: a parse
+    error, for the request's id when the line is JSON to Python's more lenient parser; else an
+    invalid request (a batch, another jsonrpc version, no method), which has no id to answer."""
+    details = error.errors() if isinstance(error, ValidationError) else []
+    first = details[0] if details else None
+    if first is not None and first["type"] == "json_invalid" and isinstance(first["input"], str):
+        return JSONRPCError(
+            jsonrpc="2.0",
+            id=_request_id(first["input"]),
+            error=ErrorData(
+                code=PARSE_ERROR,
+                message=f"Parse error: {first['msg']}. Send each message as one line of JSON "
+                "(UTF-8, no unpaired surrogate escapes such as \\ud800)",
+            ),
+        )
+    return JSONRPCError(
+        jsonrpc="2.0",
+        id=None,
+        error=ErrorData(
+            code=INVALID_REQUEST,
+            message='Invalid request: send one JSON-RPC 2.0 object a line, with jsonrpc "2.0" '
+            "and a method (batches are not supported)",
+        ),
+    )
+
+
+def _request_id(line: str) -> str | int | None:
+    try:
+        message = json.loads(line, parse_int=_small_int)
+    except (ValueError, RecursionError):
+        return None
+    request_id = message.get("id") if isinstance(message, dict) else None
+    return request_id if isinstance(request_id, str | int) and request_id is not True else None
+
+
+def _small_int(digits: str) -> int:
+    # Python refuses to read ints of over 4,300 digits; no request id is one.
+    return int(digits) if len(digits) <= SHOWN_INT_DIGITS else 0
 
 
 async def _exit_on_signal(release: Callable[[], None]) -> None:

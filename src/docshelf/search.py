@@ -2,8 +2,9 @@
 render the excerpts.
 
 Constraints:
-- A question the model can fix (an empty query, a top_k that is not a whole number from 1 to 20)
-  is refused, never clamped, with a message stating the bound, so the model learns it.
+- A question the model can fix (an empty, over-long or not valid Unicode query, a top_k that is
+  not a whole number from 1 to 20) is refused, never clamped or cut, with a message stating the
+  bound, so the model learns it; a refusal costs no embedding and no store query.
 - The ref is the session's pinned ref, else the workspace's current ref. A pinned ref with
   nothing indexed falls back to current, and the answer says so, naming both commits, so the
   model never takes another commit's docs for the one it investigates.
@@ -37,6 +38,14 @@ MIN_TOP_K = 1
 MAX_TOP_K = 20
 DEFAULT_TOP_K = 5
 
+# The longest query, in characters, that a search accepts. The eval questions
+# (../shared/data/eval) are at most 191 characters; the embedding model reads its first 256
+# tokens (about 1,000 characters) and SQLite's full-text search its first 64 words, so 4,000
+# leaves room for a question with a pasted error message and cuts off nothing a ranking uses.
+# Longer ones are refused before any work: the model took 0.8 s to embed a 1 MB query on these
+# machines, a cost any client could make the server pay on every call.
+MAX_QUERY_CHARS = 4_000
+
 # Candidates each ranking contributes to hybrid ranking. The candidates, and so each ranking's
 # mean and spread below, are the same for every top_k up to MAX_TOP_K (3 x 20 = 60), so a longer
 # answer extends a shorter one. 60 rather than 40 or 100: at the weights below it was the depth
@@ -68,6 +77,12 @@ RRF_K = 60.0
 
 # How many characters of a commit id the answer shows.
 SHORT_REF = 12
+
+# A refused value is shown in the error result up to this many characters, and a refused whole
+# number in digits up to this many: enough to recognise it, never a flood of text.
+SHOWN_VALUE_CHARS = 40
+SHOWN_INT_DIGITS = 40
+SHOWN_INT_LIMIT = 10**SHOWN_INT_DIGITS
 
 
 class SearchStore(Protocol):
@@ -129,16 +144,33 @@ class Fusion:
 
 
 def check_query(query: object) -> str:
-    """The query, stripped.
+    """The query, stripped, with each NUL character a space (PostgreSQL text cannot hold NUL,
+    and to every ranking it separates words like a space).
 
     Raises:
-        ConfigError: the query is missing, not a string or blank.
+        ConfigError: the query is missing, not a string, blank, longer than MAX_QUERY_CHARS, or
+            not valid Unicode (an unpaired surrogate, which no embedder or store can encode).
     """
-    if not isinstance(query, str) or not query.strip():
+    if isinstance(query, str):
+        query = query.replace("\x00", " ").strip()
+    if not isinstance(query, str) or not query:
         raise ConfigError(
             "query must be a non-empty string: the question to look up in the documentation"
         )
-    return query.strip()
+    if len(query) > MAX_QUERY_CHARS:
+        raise ConfigError(
+            f"query must be at most {MAX_QUERY_CHARS} characters; got {len(query)}. Ask again "
+            "with the question and its key words (a name, a flag, an error message), not a "
+            "whole document"
+        )
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ConfigError(
+            f"query must be valid Unicode text; character {e.start + 1} is an unpaired surrogate "
+            f"({query[e.start]!r}). Ask again with the query as plain text"
+        ) from None
+    return query
 
 
 def check_top_k(top_k: object) -> int:
@@ -154,7 +186,7 @@ def check_top_k(top_k: object) -> int:
         raise ConfigError(f"{bound}; got {top_k!r}")
     value = int(top_k)
     if not MIN_TOP_K <= value <= MAX_TOP_K:
-        raise ConfigError(f"{bound}; got {value}. Ask again with top_k in that range")
+        raise ConfigError(f"{bound}; got {_shown_int(value)}. Ask again with top_k in that range")
     return value
 
 
@@ -345,5 +377,15 @@ def render(answer: Answer) -> str:
 
 
 def _shown_value(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    try:
+        text = repr(value)
+    except ValueError:  # an int past Python's 4,300-digit limit on conversion to text
+        return f"a {type(value).__name__}"
+    return text if len(text) <= SHOWN_VALUE_CHARS else text[: SHOWN_VALUE_CHARS - 3] + "..."
+
+
+def _shown_int(value: int) -> str:
+    """`value` in digits when short; Python cannot even write ints past 4,300 digits."""
+    if abs(value) < SHOWN_INT_LIMIT:
+        return str(value)
+    return f"a number of more than {SHOWN_INT_DIGITS} digits"

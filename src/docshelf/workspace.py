@@ -10,8 +10,9 @@ Constraints:
   (a link to /etc/passwd must never become documentation); on disk every step is opened relative
   to its parent's descriptor with O_NOFOLLOW, so a link swapped in during the walk is refused too.
   Submodules are not entered, files over MAX_DOC_BYTES are not read, and a file or a file name
-  that is not UTF-8 is skipped by name rather than decoded with replacement characters. What is
-  skipped is reported with the reason, and logged.
+  that is not UTF-8 is skipped by name rather than decoded with replacement characters, as is a
+  file holding a NUL byte (binary) or a name holding a control character. What is skipped is
+  reported with the reason, and logged.
 - Git runs as a subprocess with `--end-of-options` before any revision a user supplies, no
   terminal prompts, and a timeout; passwords in clone URLs never reach a message or a name.
 - Results are deterministic: files and skips sorted by path.
@@ -51,8 +52,14 @@ log = logging.getLogger(__name__)
 SYMLINK = "symbolic link, not followed"
 SUBMODULE = "submodule, not read"
 NAME_NOT_UTF8 = "file name is not UTF-8"
+NAME_CONTROL = "file name has a control character"
+BINARY = "binary, not text"
 LEAVES_ROOT = "path leaves the docs root"
 NOT_REGULAR = "not a regular file"
+
+# Characters a path may not hold: a path is cited as one line ("path:line"), and a newline or an
+# escape sequence in a name would let a file forge lines of a listing or a search result.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 # A commit id as `git rev-parse` prints it: SHA-1, or SHA-256 in a repository that uses it.
 _COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -256,6 +263,8 @@ class GitWorkspace:
                 skipped.append(_skip(path, NOT_REGULAR))
             elif not _is_utf8(path):
                 skipped.append(_skip(path, NAME_NOT_UTF8, logging.WARNING))
+            elif _CONTROL.search(path):
+                skipped.append(_skip(path, NAME_CONTROL, logging.WARNING))
             elif int(size) > MAX_DOC_BYTES:
                 skipped.append(_skip(path, _too_big(int(size))))
             else:
@@ -825,6 +834,9 @@ def _open_entry(parent: int, name: str, rel: str, found: _Walk) -> tuple[int, bo
     if not _is_utf8(rel):
         found.skipped.append(_skip(rel, NAME_NOT_UTF8, logging.WARNING))
         return None
+    if _CONTROL.search(name):
+        found.skipped.append(_skip(rel, NAME_CONTROL, logging.WARNING))
+        return None
     if not is_dir and not stat.S_ISREG(info.st_mode):
         found.skipped.append(_skip(rel, NOT_REGULAR))
         return None
@@ -905,6 +917,11 @@ def _too_big(size: int) -> str:
 
 
 def _decoded(data: bytes) -> tuple[str | None, str]:
+    # A NUL byte is valid UTF-8 but no text file holds one: it marks an image or an archive
+    # renamed .md (git's own test for binary), and PostgreSQL cannot store it in a text column.
+    nul = data.find(b"\0")
+    if nul >= 0:
+        return None, f"{BINARY} (a NUL byte at offset {nul})"
     try:
         return data.decode("utf-8"), ""
     except UnicodeDecodeError as e:
@@ -1016,6 +1033,8 @@ def _read(path: Path) -> str:
     except OSError as e:
         raise _unreadable(path, e) from e
     text, reason = _decoded(data)
+    if text is None and reason.startswith(BINARY):
+        raise WorkspaceError(f"{shown(path)}: {reason}; name only text files")
     if text is None:
         raise WorkspaceError(f"{shown(path)}: {reason}; convert it to UTF-8 or leave it out")
     return text

@@ -47,16 +47,17 @@ class Seen:
 
 
 class EmbeddingsServer:
-    """POST /v1/embeddings on 127.0.0.1 at a free port; `base_url` ends in /v1."""
+    """POST /v1/embeddings on 127.0.0.1 at a free port (or `port`, to stand in for a server that
+    went down there); `base_url` ends in /v1. `embedder` is any object with `embed(texts)`."""
 
-    def __init__(self, embedder: LocalEmbedder) -> None:
+    def __init__(self, embedder: LocalEmbedder, port: int = 0) -> None:
         self.embedder = embedder
         self.replies: deque[Reply] = deque()
         self.fallback = Reply()
         self.seen: list[Seen] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
         # shutdown() waits for the serving loop's next poll: the default half second, per test,
         # would be most of the suite's time.
         self._thread = threading.Thread(

@@ -103,3 +103,38 @@ def test_queries_take_the_onnx_path_and_batches_stay_on_torch(
     embedder.embed(["q"] * local.ONNX_MAX_TEXTS)
     embedder.embed(["chunk"] * (local.ONNX_MAX_TEXTS + 1))
     assert calls == [local.ONNX_MAX_TEXTS]
+
+
+def test_one_failed_onnx_call_falls_back_for_that_call_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(local, "_FAST", {})
+    monkeypatch.setattr(local, "_FAST_FAILURES", {})
+    embedder = LocalEmbedder(onnx_cache=tmp_path)
+    want = embedder.embed(["who owns checkout?"])
+    assert embedder._source is not None
+    fast = local._FAST[embedder._source]
+    assert isinstance(fast, OnnxQueryEncoder)
+    original = fast.encode
+    failing = {"left": 1}
+
+    def flaky(texts: list[str]) -> np.ndarray:
+        if failing["left"]:
+            failing["left"] -= 1
+            raise RuntimeError("one bad input")
+        return original(texts)
+
+    monkeypatch.setattr(fast, "encode", flaky)
+    with caplog.at_level(logging.WARNING, logger="docshelf.embedders"):
+        got = embedder.embed(["who owns checkout?"])  # torch answers this one
+    assert "ONNX query path failed (one bad input)" in caplog.text
+    assert np.abs(got - want).max() < 1e-5
+    assert local._FAST[embedder._source] is fast  # still on the ONNX path
+    embedder.embed(["who owns checkout?"])
+    assert failing["left"] == 0 and local._FAST_FAILURES == {}
+
+    failing["left"] = local.ONNX_FAILURES_BEFORE_OFF
+    for _ in range(local.ONNX_FAILURES_BEFORE_OFF):
+        assert np.abs(embedder.embed(["who owns checkout?"]) - want).max() < 1e-5
+    assert local._FAST[embedder._source] is None  # a broken runtime: torch from now on
+    assert "queries stay on torch from now on" in caplog.text

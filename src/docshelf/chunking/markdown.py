@@ -31,7 +31,9 @@ _UNDERLINE = re.compile(r"(?:=+|-+)[ \t]*")
 _THEMATIC_BREAK = re.compile(r"([-*_])[ \t]*(?:\1[ \t]*){2,}")
 _LIST_ITEM = re.compile(r"(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 # A GFM table delimiter row ("| --- | :-: |", "--- | ---"): pipes, dashes, colons and blanks.
-_TABLE_DELIMITER = re.compile(r"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
+# (Possessive: two runs of blanks meet before the end, and a row like "--", a megabyte of spaces
+# and "|x" would make a greedy pattern try every way of sharing the spaces between them.)
+_TABLE_DELIMITER = re.compile(r"\|?[ \t]*+:?-++:?[ \t]*+(?:\|[ \t]*+:?-++:?[ \t]*+)*+\|?[ \t]*")
 # HTML blocks (CommonMark 4.6): inside one, a heading-like line is HTML, not a heading. Each group
 # of the start pattern pairs with how its block ends (_HTML_END_OF).
 _HTML_START = re.compile(

@@ -11,7 +11,8 @@ Rules:
 4. A fenced block longer than `max_chars` is cut between its lines; every piece carries the
    original opening line and, when the block was closed, the closing line, so each piece renders
    as code. Such a piece exceeds `max_chars` only when the fence lines alone leave less than a
-   quarter of the budget.
+   quarter of the budget. Fence lines longer than the whole budget are not repeated: such a
+   block is cut as a paragraph is.
 5. `tokens = ceil(words / 0.75)` of the chunk's text before the overlap is copied in, an
    estimate for budgeting only.
 
@@ -231,6 +232,10 @@ def _split_fence(source: str, block: _Block, max_chars: int) -> list[_Piece]:
         close_line = text[last_nl + 1 :]
         inner_end = last_nl if last_nl > open_end else open_end
     overhead = len(open_line) + 1 + (len(close_line) + 1 if block.closed else 0)
+    if overhead > max_chars:
+        # Fence lines longer than the whole budget, repeated in every piece, would multiply the
+        # text: an opening line of 500k list markers over 500k characters of code made 300 MB.
+        return _hard_split(source, block.start, block.end, max_chars)
     budget = max_chars - overhead
     if budget < max_chars // 4 or budget < 1:
         budget = max_chars  # the fence lines alone nearly fill the budget: let pieces run over

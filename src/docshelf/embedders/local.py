@@ -43,6 +43,11 @@ _LOADING = threading.Lock()
 # The ONNX query path of each loaded CPU model (None: that model stays on torch), built once.
 _FAST: dict[str, OnnxQueryEncoder | None] = {}
 
+# Consecutive failures of a model's ONNX query path after which its queries stay on torch. One
+# failure is that call's input (torch answers it); several in a row mean the runtime is broken.
+ONNX_FAILURES_BEFORE_OFF = 3
+_FAST_FAILURES: dict[str, int] = {}
+
 # Calls of at most this many texts (a search's query) go through ONNX Runtime when the model
 # allows it: 4.4 against 11 to 15 ms per query on 2 cores (embedders/onnx_query.py).
 ONNX_MAX_TEXTS = 8
@@ -127,11 +132,25 @@ class LocalEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         fast = self._fast(model) if len(texts) <= ONNX_MAX_TEXTS else None
         if fast is not None:
+            source = self._source or ""
             try:
-                return self._checked(fast.encode(texts), len(texts))
-            except Exception as e:  # onnxruntime's errors: torch answers instead, from now on
-                log.warning("the ONNX query path failed (%s); embedding with torch", e)
-                _FAST[self._source or ""] = None
+                vectors = self._checked(fast.encode(texts), len(texts))
+            except Exception as e:  # onnxruntime's errors: torch answers this call instead
+                failures = _FAST_FAILURES.get(source, 0) + 1
+                _FAST_FAILURES[source] = failures
+                if failures >= ONNX_FAILURES_BEFORE_OFF:
+                    _FAST[source] = None
+                    log.warning(
+                        "the ONNX query path failed %d times in a row (%s); queries stay on "
+                        "torch from now on",
+                        failures,
+                        e,
+                    )
+                else:
+                    log.warning("the ONNX query path failed (%s); embedding with torch", e)
+            else:
+                _FAST_FAILURES.pop(source, None)
+                return vectors
         try:
             out: Any = model.encode(
                 texts,

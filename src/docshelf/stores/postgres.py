@@ -20,6 +20,10 @@
   validated here, in the DDL of a migration.
 - Connections come from a pool that checks each one before lending it, so searches go on after
   PostgreSQL restarts; each connection has pgvector's types and hnsw.ef_search set once.
+- While the server is down, a call fails within about POOL_PROBE_SECONDS with "unavailable",
+  not after the pool's whole timeout; once a direct connection succeeds again, the pool (which
+  backs off between reconnection attempts, for minutes after a long outage) is replaced by a
+  fresh one, so the first call after the server is back is served.
 - Every psycopg error becomes a StoreError naming the operation and the server (never its
   password) and saying what to check.
 """
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -39,7 +44,7 @@ import psycopg
 from pgvector import Vector as PgVector
 from pgvector.psycopg import register_vector
 from psycopg.rows import TupleRow
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from docshelf.config import DEFAULT_EF_SEARCH, POSTGRES_POOL_MAX, POSTGRES_POOL_MIN
 from docshelf.errors import ConfigError, StoreError
@@ -62,6 +67,12 @@ CONNECT_TIMEOUT_SECONDS = 10
 # Seconds a search waits for a free pooled connection (or for the pool to reconnect after a
 # restart of the server) before it fails with a message, rather than hanging a client.
 POOL_TIMEOUT_SECONDS = 15.0
+
+# Seconds a call waits for a pooled connection before it checks, with a connection of its own,
+# whether the server is there at all: a pool lends a connection in milliseconds when the server
+# is up, so a longer wait means it is busy (the wait goes on) or the server is gone (the call
+# fails at once, rather than after POOL_TIMEOUT_SECONDS).
+POOL_PROBE_SECONDS = 1.0
 
 # Shown in pg_stat_activity, so an administrator can tell docshelf's sessions apart.
 APPLICATION_NAME = "docshelf"
@@ -155,7 +166,7 @@ class PostgresStore:
 
     def __init__(
         self,
-        pool: ConnectionPool[Connection],
+        url: str,
         *,
         location: str,
         model_id: str,
@@ -163,12 +174,21 @@ class PostgresStore:
         ef_search: int,
         secrets: Sequence[str],
     ) -> None:
-        self._pool = pool
+        """Builds the pool without opening it; `open` is the way to get a store."""
+        self._url = url
         self.location = location
         self.model_id = model_id
         self.dim = dim
         self.ef_search = ef_search
         self._secrets = secrets
+        self._pool = self._new_pool()
+        # Guards the pool's replacement and the state of the server as last seen.
+        self._health = threading.Lock()
+        # Set when a connection broke: the next call checks the server before using the pool.
+        self._suspect = False
+        # When the server was last found unreachable, and the error that said so.
+        self._down: tuple[float, StoreError] | None = None
+        self._closed = False
 
     @classmethod
     def open(
@@ -226,8 +246,24 @@ class PostgresStore:
                 "docs_schema_migrations and index again with it; or configure "
                 f"{stored_model} again"
             )
-        pool: ConnectionPool[Connection] = ConnectionPool(
+        store = cls(
             url,
+            location=location,
+            model_id=stored_model,
+            dim=stored_dim,
+            ef_search=ef,
+            secrets=secrets,
+        )
+        try:
+            store._pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
+        except psycopg.Error as e:
+            store.close()
+            raise _store_error("opening connections", location, e, secrets) from e
+        return store
+
+    def _new_pool(self) -> ConnectionPool[Connection]:
+        return ConnectionPool(
+            self._url,
             min_size=POSTGRES_POOL_MIN,
             max_size=POSTGRES_POOL_MAX,
             kwargs={
@@ -238,28 +274,18 @@ class PostgresStore:
                 # with its values, as EXPLAIN shows it.
                 "prepare_threshold": None,
             },
-            configure=functools.partial(_configure, ef_search=ef),
-            check=ConnectionPool.check_connection,
+            configure=functools.partial(_configure, ef_search=self.ef_search),
+            check=self._check_connection,
             timeout=POOL_TIMEOUT_SECONDS,
-            name=f"docshelf {location}",
+            name=f"docshelf {self.location}",
             open=False,
-        )
-        try:
-            pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
-        except psycopg.Error as e:
-            pool.close()
-            raise _store_error("opening connections", location, e, secrets) from e
-        return cls(
-            pool,
-            location=location,
-            model_id=stored_model,
-            dim=stored_dim,
-            ef_search=ef,
-            secrets=secrets,
         )
 
     def close(self) -> None:
-        self._pool.close()
+        with self._health:
+            self._closed = True
+            pool = self._pool
+        pool.close()
 
     def __enter__(self) -> PostgresStore:
         return self
@@ -275,6 +301,95 @@ class PostgresStore:
         except (psycopg.Error, UnicodeEncodeError) as e:
             raise _store_error(action, self.location, e, self._secrets) from e
 
+    # -- connections -----------------------------------------------------------------------
+
+    def _check_connection(self, conn: Connection) -> None:
+        """The pool's check before it lends a connection; a broken one makes the store suspect
+        that the server went away."""
+        try:
+            ConnectionPool.check_connection(conn)
+        except Exception:
+            self._suspect = True
+            raise
+
+    @contextmanager
+    def _connection(self) -> Iterator[Connection]:
+        """A pooled connection for one block, committed at its end (rolled back on an error),
+        as the pool's own `connection()`, but failing fast with "unavailable" while the server
+        is down and recovering at once when it is back.
+
+        Raises:
+            StoreError: the server cannot be reached.
+            psycopg.Error: what the block or the pool raised.
+        """
+        pool, conn = self._lend()
+        try:
+            with conn:
+                yield conn
+        except psycopg.OperationalError:
+            self._suspect = True
+            raise
+        finally:
+            pool.putconn(conn)
+
+    def _lend(self) -> tuple[ConnectionPool[Connection], Connection]:
+        """A connection of the current pool, and that pool (the one to give it back to)."""
+        deadline = time.monotonic() + POOL_TIMEOUT_SECONDS
+        while True:
+            pool = self._usable_pool()
+            left = deadline - time.monotonic()
+            try:
+                return pool, pool.getconn(timeout=max(min(POOL_PROBE_SECONDS, left), 0.001))
+            except PoolClosed:
+                if self._closed:
+                    raise
+                continue  # replaced by another thread: ask the new pool
+            except PoolTimeout:
+                if time.monotonic() >= deadline:
+                    raise
+                # Busy, or the server is gone: the next _usable_pool checks, fails fast if it
+                # is gone, and replaces a pool stuck backing off if it is back.
+                self._suspect = True
+
+    def _usable_pool(self) -> ConnectionPool[Connection]:
+        """The pool, after checking the server with a direct connection when a connection
+        broke: a server that cannot be reached is reported at once; one that is back gets a
+        fresh pool, whose first connection is made now rather than after the old pool's
+        backoff.
+
+        Raises:
+            StoreError: the server cannot be reached.
+        """
+        if not self._suspect:
+            return self._pool
+        asked = time.monotonic()
+        with self._health:
+            if not self._suspect or self._closed:
+                return self._pool
+            # A check that ended while this call waited for the lock answers it too: a host that
+            # drops packets would otherwise hold each waiting call for a connection timeout.
+            if self._down is not None and self._down[0] >= asked:
+                raise self._down[1]
+            try:
+                psycopg.connect(
+                    self._url,
+                    connect_timeout=CONNECT_TIMEOUT_SECONDS,
+                    application_name=APPLICATION_NAME,
+                ).close()
+            except psycopg.Error as e:
+                error = _unavailable(self.location, e, self._secrets)
+                self._down = (time.monotonic(), error)
+                raise error from e
+            old = self._pool
+            if self._down is not None or _failed_to_connect(old):
+                self._pool = self._new_pool()
+                self._pool.open(wait=False)
+                # Not waited for: its workers may be inside a connection attempt.
+                threading.Thread(target=old.close, name="docshelf-pool-close", daemon=True).start()
+            self._down = None
+            self._suspect = False
+            return self._pool
+
     # -- writes ----------------------------------------------------------------------------
 
     def replace_doc_chunks(self, workspace: str, ref: str, rows: Iterable[ChunkRow]) -> None:
@@ -286,7 +401,7 @@ class PostgresStore:
         """
         with (
             self._errors(f"writing ref {ref!r} of workspace {workspace!r}"),
-            self._pool.connection() as conn,
+            self._connection() as conn,
             conn.transaction(),
             conn.cursor() as cur,
         ):
@@ -344,7 +459,7 @@ class PostgresStore:
         keep = sorted(set(keep_refs))
         with (
             self._errors(f"pruning workspace {workspace!r}"),
-            self._pool.connection() as conn,
+            self._connection() as conn,
             conn.transaction(),
         ):
             conn.execute(PINS_LOCK_SQL, (workspace, PINS_LOCK_SEED))
@@ -365,7 +480,7 @@ class PostgresStore:
     def set_current(self, workspace: str, ref: str) -> None:
         with (
             self._errors(f"making {ref!r} current in workspace {workspace!r}"),
-            self._pool.connection() as conn,
+            self._connection() as conn,
         ):
             conn.execute(
                 "INSERT INTO docs_current (workspace, ref, updated_at) VALUES (%s, %s, now()) "
@@ -387,7 +502,7 @@ class PostgresStore:
         pin_id = new_pin_id()
         with (
             self._errors(f"pinning ref {ref!r} of workspace {workspace!r}"),
-            self._pool.connection() as conn,
+            self._connection() as conn,
             conn.transaction(),
         ):
             conn.execute(PINS_LOCK_SQL, (workspace, PINS_LOCK_SEED))
@@ -411,7 +526,7 @@ class PostgresStore:
         wanted = list(dict.fromkeys(pin_ids))
         if not wanted:
             return set()
-        with self._errors("renewing pins"), self._pool.connection() as conn:
+        with self._errors("renewing pins"), self._connection() as conn:
             rows = conn.execute(
                 "UPDATE docs_pins SET expires_at = now() + make_interval(secs => %s) "
                 "WHERE id = ANY(%s::text[]) AND expires_at > now() RETURNING id",
@@ -421,14 +536,14 @@ class PostgresStore:
 
     def remove_pin(self, pin_id: str) -> None:
         """Release a pin; removing one that is gone already does nothing."""
-        with self._errors("removing a pin"), self._pool.connection() as conn:
+        with self._errors("removing a pin"), self._connection() as conn:
             conn.execute("DELETE FROM docs_pins WHERE id = %s", (pin_id,))
 
     def pinned_refs(self, workspace: str) -> set[str]:
         """The refs of `workspace` with at least one unexpired pin."""
         with (
             self._errors(f"reading the pins of workspace {workspace!r}"),
-            self._pool.connection() as conn,
+            self._connection() as conn,
         ):
             rows = conn.execute(
                 "SELECT DISTINCT ref FROM docs_pins WHERE workspace = %s AND expires_at > now()",
@@ -452,7 +567,7 @@ class PostgresStore:
         deadline = time.monotonic() + waited
         action = f"taking the indexing lock of workspace {workspace!r}"
         with self._errors(action):
-            conn = self._pool.getconn()
+            pool, conn = self._lend()
         # Whether the session is known to hold no lock of ours, so the pool may lend it again.
         clean = False
         try:
@@ -469,14 +584,14 @@ class PostgresStore:
             if not clean:
                 # Ending the session is the one sure way to drop a lock it might hold.
                 conn.close()
-            self._pool.putconn(conn)
+            pool.putconn(conn)
 
     # -- reads -----------------------------------------------------------------------------
 
     def current(self, workspace: str) -> str | None:
         with (
             self._errors(f"reading the current ref of workspace {workspace!r}"),
-            self._pool.connection() as conn,
+            self._connection() as conn,
         ):
             row = conn.execute(
                 "SELECT ref FROM docs_current WHERE workspace = %s", (workspace,)
@@ -486,7 +601,7 @@ class PostgresStore:
     def has_chunks(self, workspace: str, ref: str) -> bool:
         with (
             self._errors(f"looking up ref {ref!r} of workspace {workspace!r}"),
-            self._pool.connection() as conn,
+            self._connection() as conn,
         ):
             row = conn.execute(
                 "SELECT EXISTS (SELECT 1 FROM docs_chunks WHERE workspace = %s AND ref = %s)",
@@ -497,7 +612,7 @@ class PostgresStore:
     def ref_counts(self, workspace: str) -> dict[str, int]:
         with (
             self._errors(f"counting the chunks of workspace {workspace!r}"),
-            self._pool.connection() as conn,
+            self._connection() as conn,
         ):
             rows = conn.execute(
                 "SELECT ref, count(*) FROM docs_chunks WHERE workspace = %s GROUP BY ref",
@@ -506,7 +621,7 @@ class PostgresStore:
         return {str(ref): int(n) for ref, n in sorted(rows)}
 
     def workspaces(self) -> list[str]:
-        with self._errors("listing workspaces"), self._pool.connection() as conn:
+        with self._errors("listing workspaces"), self._connection() as conn:
             rows = conn.execute(
                 "SELECT DISTINCT workspace FROM docs_chunks "
                 "UNION SELECT workspace FROM docs_current"
@@ -523,7 +638,7 @@ class PostgresStore:
             return {}
         with (
             self._errors(f"looking up stored embeddings of workspace {workspace!r}"),
-            self._pool.connection() as conn,
+            self._connection() as conn,
         ):
             # The same chunk is usually stored under several refs; one copy of each is enough.
             rows = conn.execute(
@@ -551,7 +666,7 @@ class PostgresStore:
         params = {"workspace": workspace, "ref": ref, "vector": query, "k": k}
         with (
             self._errors(f"searching ref {ref!r} of workspace {workspace!r} by vector"),
-            self._pool.connection() as conn,
+            self._connection() as conn,
         ):
             rows = conn.execute(SEARCH_SQL, params).fetchall()
             # pgvector 0.6 has no iterative index scans: the HNSW walk yields at most
@@ -578,7 +693,7 @@ class PostgresStore:
             return []
         with (
             self._errors(f"searching ref {ref!r} of workspace {workspace!r} by text"),
-            self._pool.connection() as conn,
+            self._connection() as conn,
         ):
             rows = conn.execute(
                 TEXT_SEARCH_SQL, {"workspace": workspace, "ref": ref, "query": text, "k": k}
@@ -649,10 +764,16 @@ def _store_error(
     action: str, location: str, error: psycopg.Error | UnicodeEncodeError, secrets: Sequence[str]
 ) -> StoreError:
     detail = _message(error, secrets)
-    if isinstance(error, psycopg.OperationalError):  # also the pool's timeouts
+    if isinstance(error, psycopg.errors.DiskFull):
         advice = (
-            "Is PostgreSQL running there and accepting connections? Check it and the URL, then "
-            "try again"
+            "The server's disk is full: free space there, then try again; what was stored "
+            "before is unchanged"
+        )
+    elif isinstance(error, psycopg.OperationalError):  # also the pool's timeouts
+        advice = (
+            "The store is unavailable: is PostgreSQL running there and accepting connections? "
+            "Check it and the URL, then try again; docshelf reconnects by itself once the "
+            "server is back"
         )
     elif isinstance(error, psycopg.errors.UndefinedFile):
         advice = (
@@ -675,6 +796,19 @@ def _store_error(
             "and index again"
         )
     return StoreError(f"{action} at {location} failed: {detail} {advice}")
+
+
+def _unavailable(location: str, error: psycopg.Error, secrets: Sequence[str]) -> StoreError:
+    return StoreError(
+        f"the store at {location} is unavailable: PostgreSQL cannot be reached "
+        f"({_message(error, secrets)}) Check that the server is running and reachable, then "
+        "try again; docshelf reconnects by itself once it is back"
+    )
+
+
+def _failed_to_connect(pool: ConnectionPool[Connection]) -> bool:
+    """Whether the pool ever failed to make a connection: it may be backing off now."""
+    return bool(pool.get_stats().get("connections_errors", 0))
 
 
 def _check_width(dim: int) -> None:

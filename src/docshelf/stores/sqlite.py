@@ -194,10 +194,13 @@ class SQLiteStore:
             # commit, which the next sync indexes again.
             conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.Error as e:
-            raise StoreError(
-                f"cannot open the store {self.path}: {e}. Check that it is a docshelf store and "
-                "that this user may read and write it and its folder"
-            ) from e
+            advice = _advice(e, self.path)
+            if advice is None:
+                advice = (
+                    "Check that it is a docshelf store and that this user may read and write it "
+                    "and its folder"
+                )
+            raise StoreError(f"cannot open the store {self.path}: {e}. {advice}") from e
         self._local.conn = conn
         with self._connections_lock:
             self._connections.append(conn)
@@ -208,9 +211,8 @@ class SQLiteStore:
         try:
             yield
         except sqlite3.Error as e:
-            raise StoreError(
-                f"{action} in {self.path} failed: {e}. Check the disk and the file's permissions"
-            ) from e
+            advice = _advice(e, self.path) or "Check the disk and the file's permissions"
+            raise StoreError(f"{action} in {self.path} failed: {e}. {advice}") from e
         except UnicodeEncodeError as e:  # a lone surrogate, from a name that was not UTF-8
             raise StoreError(
                 f"{action} in {self.path} failed: a name or text is not valid Unicode "
@@ -699,6 +701,30 @@ def _lock_wait(deadline: float) -> float:
     """What threading.Lock.acquire takes as the time left: -1 for as long as it takes."""
     left = deadline - time.monotonic()
     return -1 if left > threading.TIMEOUT_MAX else max(left, 0.0)
+
+
+def _advice(error: sqlite3.Error, path: Path) -> str | None:
+    """What to do about an error SQLite reports by its code; None when the code says nothing
+    more than the message."""
+    name = getattr(error, "sqlite_errorname", "")
+    if name == "SQLITE_FULL":
+        return f"The disk holding {path} is full: free some space on it, then try again"
+    if name.startswith("SQLITE_READONLY"):
+        return (
+            f"The store is read-only for this user: make {path} and its folder writable by the "
+            "user docshelf runs as, or give another store with --store or DOCSHELF_STORE"
+        )
+    if name.startswith("SQLITE_IOERR"):
+        return (
+            f"The disk holding {path} failed a read or write: check that it has free space and "
+            "no errors (the kernel log), then try again"
+        )
+    if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+        return (
+            f"{path} is damaged or not a docshelf store: point --store at a new file and index "
+            "again"
+        )
+    return None
 
 
 def _open_lock_file(path: Path) -> int:

@@ -1,0 +1,284 @@
+"""SIGKILL of a real `docshelf index` at random points of its run, shared by tests/test_faults.py
+(a few rounds per store) and bench/kill.py (many).
+
+A git repository has two commits of the same size and no chunk in common, A and B. The store
+starts with A current; each round indexes the other commit with the real command line, its
+embeddings from a real OpenAI-compatible HTTP endpoint on 127.0.0.1 (tests/embedders/
+openai_server.py serving tests.indexing's deterministic vectors, so the model costs nothing), and
+kills the process with SIGKILL at a point drawn from a seeded random generator:
+
+- in embedding: when the endpoint receives batch b (uniform over the batches), plus a delay
+  uniform over one batch's time;
+- in writing: after the last batch is answered, a delay uniform over WRITE_WINDOW_SPAN times
+  what the calibration run took from there to making its ref current (the write of the rows,
+  then the switch), so most kills land in the write and a few after it.
+
+After each kill the store must open; the killed ref must hold all of its rows or none; the current
+ref must be the previous one (whole, and a search through docs_search's Searcher must answer from
+it) unless the run had made the new one current before the kill; and the next run of the command
+must index the killed commit cleanly, which makes it current for the next round.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from docshelf.embedders.openai_http import OpenAIEmbedder
+from docshelf.errors import StoreError
+from docshelf.search import Searcher
+from docshelf.stores import open_store
+from tests.embedders.openai_server import EmbeddingsServer, Reply
+from tests.gitrepo import Repo
+from tests.indexing import MODEL, FakeEmbedder, section_doc
+
+DOCSHELF = Path(sys.executable).with_name("docshelf")
+
+# Chunks per file of the two commits.
+CHUNKS_PER_FILE = 10
+
+# Seconds the endpoint takes per batch, so that the embedding phase lasts long enough to land
+# kills in it (a batch of 64 of these vectors is computed in a few milliseconds).
+BATCH_SECONDS = 0.02
+
+# The two commits' words: each chunk holds its commit's word, so a search shows which answered.
+WORDS = {"A": "alpha", "B": "bravo"}
+
+# Seconds a run may take before the rounds give up on it.
+RUN_TIMEOUT_SECONDS = 300.0
+
+# How often the killer looks at the endpoint's requests.
+POLL_SECONDS = 0.001
+
+PHASES = ("embedding", "writing")
+
+# Kills in writing are drawn over this many times the calibration run's write (from the last
+# batch's answer to the new ref becoming current), so that a few land after it.
+WRITE_WINDOW_SPAN = 1.25
+
+
+@dataclass(frozen=True)
+class KillPoint:
+    phase: str  # "embedding" or "writing"
+    batch: int  # embedding: the batch whose arrival starts the delay
+    delay: float  # seconds after that moment
+
+
+@dataclass(frozen=True)
+class Round:
+    store: str  # "sqlite" or "postgresql"
+    number: int
+    target: str  # "A" or "B": the commit whose run was killed
+    point: KillPoint
+    killed_at: float  # seconds after the process started
+    outcome: str  # "none", "all, not current" or "all, current"
+    next_run_seconds: float
+
+
+class KillRounds:
+    """The repository, the endpoint and the store of one series of rounds."""
+
+    def __init__(self, workdir: Path, location: str, store_kind: str, chunks: int) -> None:
+        self.location = location
+        self.store_kind = store_kind
+        files = max(chunks // CHUNKS_PER_FILE, 1)
+        self.chunks = files * CHUNKS_PER_FILE
+        self.repo = Repo(workdir / "repo")
+        self.commits: dict[str, str] = {}
+        for name, word in WORDS.items():
+            for path in list((self.repo.path / "docs").glob("*.md")):
+                path.unlink()
+            for i in range(files):
+                self.repo.write(
+                    f"docs/{word}{i}.md",
+                    section_doc(f"{word.title()} page {i}", CHUNKS_PER_FILE, f"{word} words"),
+                )
+            self.commits[name] = self.repo.commit(f"commit {name}")
+        self.workspace = str(self.repo.path.resolve())
+        self.endpoint = EmbeddingsServer(FakeEmbedder()).start()  # type: ignore[arg-type]
+        self.endpoint.fallback = Reply(delay=BATCH_SECONDS)
+        self.current = "A"
+        self.batches = 0
+        self.write_seconds = 0.0
+
+    def close(self) -> None:
+        self.endpoint.stop()
+
+    def command(self, target: str) -> list[str]:
+        return [
+            str(DOCSHELF),
+            "index",
+            str(self.repo.path),
+            "--ref",
+            self.commits[target],
+            "--store",
+            self.location,
+            "--embedder",
+            "openai",
+            "--base-url",
+            self.endpoint.base_url,
+            "--model",
+            MODEL,
+            "--json",
+        ]
+
+    def _start(self, target: str) -> tuple[subprocess.Popen[str], int, float]:
+        seen = len(self.endpoint.seen)
+        process = subprocess.Popen(
+            self.command(target),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        )
+        return process, seen, time.monotonic()
+
+    def calibrate(self) -> None:
+        """Index A with the command, uninterrupted: the batches of a run, and the time from the
+        last batch's answer to the moment A became current (writing and making current)."""
+        process, seen, _ = self._start("A")
+        last = None
+        total = None
+        became_current = None
+        store = None
+        try:
+            while process.poll() is None:
+                now = time.monotonic()
+                count = len(self.endpoint.seen) - seen
+                if count != total:
+                    total, last = count, now
+                if store is None:
+                    with contextlib.suppress(StoreError):  # not created yet
+                        store = open_store(self.location, model_id=None, dim=None)
+                elif became_current is None and store.current(self.workspace) is not None:
+                    became_current = now
+                time.sleep(POLL_SECONDS)
+        finally:
+            if store is not None:
+                store.close()
+        out, err = process.communicate()
+        assert process.returncode == 0, err
+        done = json.loads(out)
+        assert done["chunks"] == self.chunks and done["embedded"] == self.chunks, done
+        # The first request is the probe that learns the width.
+        self.batches = len(self.endpoint.seen) - seen - 1
+        assert last is not None and became_current is not None and self.batches >= 1
+        self.write_seconds = max(became_current - last - BATCH_SECONDS, BATCH_SECONDS)
+        self.current = "A"
+
+    def draw(self, rng: random.Random, phase: str | None = None) -> KillPoint:
+        phase = phase or rng.choice(PHASES)
+        if phase == "embedding":
+            return KillPoint(phase, rng.randint(1, self.batches), rng.uniform(0, BATCH_SECONDS))
+        window = self.write_seconds * WRITE_WINDOW_SPAN
+        return KillPoint(phase, self.batches, BATCH_SECONDS + rng.uniform(0, window))
+
+    def run_round(self, number: int, point: KillPoint) -> Round:
+        previous = self.current
+        target = "B" if previous == "A" else "A"
+        process, seen, started = self._start(target)
+        # The probe, then the batches: batch b is request b + 1 of this run.
+        while len(self.endpoint.seen) - seen < point.batch + 1:
+            if process.poll() is not None:
+                _, err = process.communicate()
+                raise AssertionError(f"round {number}: the run ended before the kill: {err}")
+            assert time.monotonic() - started < RUN_TIMEOUT_SECONDS
+            time.sleep(POLL_SECONDS)
+        time.sleep(point.delay)
+        killed_at = time.monotonic() - started
+        process.send_signal(signal.SIGKILL)
+        process.communicate()
+        outcome = self.check_after_kill(number, previous, target)
+        ran = time.monotonic()
+        self.index_cleanly(number, target)
+        return Round(
+            self.store_kind,
+            number,
+            target,
+            point,
+            killed_at,
+            outcome,
+            time.monotonic() - ran,
+        )
+
+    def check_after_kill(self, number: int, previous: str, target: str) -> str:
+        where = f"round {number} ({self.store_kind})"
+        old, new = self.commits[previous], self.commits[target]
+        with open_store(self.location, model_id=None, dim=None) as store:
+            counts = store.ref_counts(self.workspace)
+            current = store.current(self.workspace)
+            killed = counts.get(new, 0)
+            assert killed in (0, self.chunks), f"{where}: the killed ref holds {killed} rows"
+            assert current in (old, new), f"{where}: current is {current}"
+            if current == old:
+                assert counts.get(old) == self.chunks, f"{where}: the previous ref: {counts}"
+                self.assert_answers_from(store, previous, where)
+                return "none" if killed == 0 else "all, not current"
+            assert killed == self.chunks
+            self.assert_answers_from(store, target, where)
+            return "all, current"
+
+    def assert_answers_from(self, store: object, name: str, where: str) -> None:
+        word = WORDS[name]
+        with OpenAIEmbedder(self.endpoint.base_url, MODEL) as embedder:
+            searcher = Searcher(store, embedder, self.workspace)  # type: ignore[arg-type]
+            answer = searcher.search(f"{word} words paragraph 3", 5)
+        assert answer.ref == self.commits[name], f"{where}: answered from {answer.ref}"
+        assert len(answer.hits) == 5, f"{where}: {len(answer.hits)} hits"
+        assert all(word in hit.content for hit in answer.hits), f"{where}: {answer.hits}"
+
+    def index_cleanly(self, number: int, target: str) -> None:
+        done = subprocess.run(
+            self.command(target),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=RUN_TIMEOUT_SECONDS,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        )
+        where = f"round {number} ({self.store_kind})"
+        assert done.returncode == 0, f"{where}: the next run failed: {done.stderr}"
+        result = json.loads(done.stdout)
+        assert result["ref"] == self.commits[target] and result["chunks"] == self.chunks, result
+        with open_store(self.location, model_id=None, dim=None) as store:
+            assert store.current(self.workspace) == self.commits[target], where
+            assert store.ref_counts(self.workspace) == {self.commits[target]: self.chunks}, where
+            self.assert_answers_from(store, target, where)
+        self.current = target
+
+
+def run_rounds(
+    workdir: Path,
+    location: str,
+    store_kind: str,
+    *,
+    chunks: int,
+    rounds: int,
+    rng: random.Random,
+    phases: list[str] | None = None,
+    report: Callable[[Round], None] | None = None,
+) -> list[Round]:
+    """Calibrate, then kill `rounds` runs at points drawn from `rng` (phase by phase from
+    `phases` when given); every check is an assertion."""
+    series = KillRounds(workdir, location, store_kind, chunks)
+    try:
+        series.calibrate()
+        done = []
+        for number in range(1, rounds + 1):
+            phase = phases[(number - 1) % len(phases)] if phases else None
+            result = series.run_round(number, series.draw(rng, phase))
+            if report is not None:
+                report(result)
+            done.append(result)
+        return done
+    finally:
+        series.close()
