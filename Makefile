@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test lint typecheck pytest bench clean
+.PHONY: run test lint typecheck pytest bench reliability clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,13 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/indexing.py
 	$(BIN)/python bench/retrieval.py
 	$(BIN)/python bench/serve.py
+
+# The long reliability runs (RELIABILITY.md): load, random kills, hostile repositories, fuzzing.
+reliability: $(STAMP)
+	$(BIN)/python bench/load.py
+	$(BIN)/python bench/kill.py
+	$(BIN)/python bench/hostile_repos.py
+	$(BIN)/python bench/fuzz.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
