@@ -3,6 +3,7 @@ its pins and lock files."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import random
 import sqlite3
@@ -249,3 +250,35 @@ def test_text_search_breaks_ties_by_path_and_chunk_even_past_its_first_pass(
     got = [h.path for h in store.search_text("ws", "ties", "same words", 5)]
     assert got == ["docs/40.md", "docs/41.md", "docs/42.md", "docs/43.md", "docs/44.md"]
     store.close()
+
+
+def _open_at(path: str, start: float, writer: bool) -> str:
+    """In a child process: open the store at `start` (as `docshelf index` does when `writer`,
+    else as a reader that waits for the store to exist); "ok" or the error."""
+    while time.time() < start:
+        pass
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            if writer:
+                SQLiteStore.open(Path(path), model_id=MODEL, dim=DIM).close()
+            else:
+                SQLiteStore.open(Path(path), model_id=None, dim=None).close()
+            return "ok"
+        except StoreError as e:
+            # A reader may come before the store exists or has its tables: that is its answer.
+            if writer or time.monotonic() > deadline or "docshelf store" not in str(e):
+                return str(e)
+            time.sleep(0.001)
+
+
+def test_processes_opening_a_new_store_together_all_get_it(tmp_path: Path) -> None:
+    # Switching a new file to WAL fails at once with "database is locked" while another process
+    # has it open; `docshelf index` and `docshelf serve` started together must both get the store.
+    context = multiprocessing.get_context("fork")
+    with context.Pool(6) as pool:
+        for trial in range(20):
+            path = str(tmp_path / f"new-{trial}.sqlite3")
+            start = time.time() + 0.2
+            answers = pool.starmap(_open_at, [(path, start, n % 2 == 1) for n in range(6)])
+            assert answers == ["ok"] * 6, (trial, answers)

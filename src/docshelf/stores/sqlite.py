@@ -48,6 +48,12 @@ from docshelf.stores.pins import (
 # write of a large ref takes a few seconds; a minute means something is stuck.
 BUSY_TIMEOUT_SECONDS = 60.0
 
+# Switching a file to WAL needs it to itself for a moment, and SQLite answers "database is locked"
+# at once, without waiting, when another process has it open then (two processes opening a new
+# store together: `docshelf serve` and `docshelf index`, say). The switch is tried again this often
+# until BUSY_TIMEOUT_SECONDS have passed.
+WAL_RETRY_SECONDS = 0.01
+
 # Refs whose vector matrices stay in memory: current and a few pinned ones. 100k chunks of 384
 # dimensions take 150 MB, so the cache is bounded.
 MATRIX_CACHE_REFS = 4
@@ -189,7 +195,7 @@ class SQLiteStore:
                 isolation_level=None,
                 check_same_thread=False,
             )
-            conn.execute("PRAGMA journal_mode = WAL")
+            _use_wal(conn)
             # WAL with synchronous=NORMAL never corrupts the file; a power cut may lose the last
             # commit, which the next sync indexes again.
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -701,6 +707,21 @@ def _lock_wait(deadline: float) -> float:
     """What threading.Lock.acquire takes as the time left: -1 for as long as it takes."""
     left = deadline - time.monotonic()
     return -1 if left > threading.TIMEOUT_MAX else max(left, 0.0)
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Put the file in WAL mode (once per file; later connections find it so), waiting out
+    other processes that hold it during the switch."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as e:
+            busy = getattr(e, "sqlite_errorname", "") == "SQLITE_BUSY"
+            if not busy or time.monotonic() >= deadline:
+                raise
+        time.sleep(WAL_RETRY_SECONDS)
 
 
 def _advice(error: sqlite3.Error, path: Path) -> str | None:
