@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +22,19 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from docshelf.stores import open_store
-from tests.gitrepo import Repo, write_shop_docs
+from tests.gitrepo import Repo
+from tests.serving import (
+    INITIALIZE,
+    ask,
+    http_serve,
+    index_without_model,
+    serve_args,
+    shop_repo,
+)
 from tests.test_cli_index import DOCSHELF, docshelf
 
 TOKEN = "s3cret-token-for-the-tests"
+GATEWAY = {"query": "gateway"}
 
 # The Inspector's version is pinned: later ones need a newer Node than the machines have.
 INSPECTOR = ("npx", "-y", "@modelcontextprotocol/inspector@0.15.0", "--cli")
@@ -35,26 +42,13 @@ INSPECTOR = ("npx", "-y", "@modelcontextprotocol/inspector@0.15.0", "--cli")
 # npx downloads the Inspector on its first run (CI has the npm registry): minutes, not seconds.
 INSPECTOR_TIMEOUT_SECONDS = 600
 
-# Starting a server, or syncing a commit, on a busy two-core machine: generous, never tight.
-START_TIMEOUT_SECONDS = 120.0
+# Syncing a commit on a busy two-core machine: generous, never tight.
 SYNC_TIMEOUT_SECONDS = 180.0
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Repo:
-    made = Repo(tmp_path / "shop")
-    write_shop_docs(made)
-    made.commit("docs")
-    return made
-
-
-def index_without_model(repo: Repo, store: Path) -> None:
-    done = docshelf("index", str(repo.path), "--store", str(store), "--embedder", "none")
-    assert done.returncode == 0, done.stderr
-
-
-def serve_args(repo: Repo, store: Path, *more: str) -> list[str]:
-    return ["serve", str(repo.path), "--store", str(store), *more]
+    return shop_repo(tmp_path)
 
 
 def text_of(result: CallToolResult) -> str:
@@ -116,17 +110,7 @@ def test_stdio_exits_on_sigterm_and_releases_its_pin(repo: Repo, tmp_path: Path)
         text=True,
     ) as server:
         assert server.stdin is not None and server.stdout is not None
-        initialize = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "tests", "version": "0"},
-            },
-        }
-        server.stdin.write(json.dumps(initialize) + "\n")
+        server.stdin.write(json.dumps(INITIALIZE) + "\n")
         server.stdin.flush()
         assert json.loads(server.stdout.readline())["result"]["serverInfo"]["name"] == "docs"
         name = str(repo.path.resolve())
@@ -160,43 +144,6 @@ def test_http_only_options_without_http_and_a_remote_bind_without_token_are_refu
 # -- HTTP ----------------------------------------------------------------------------------------
 
 
-@contextmanager
-def http_serve(
-    args: list[str], log: Path, env: dict[str, str] | None = None
-) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """`docshelf serve --http --port 0 ...` in a subprocess; yields its /mcp URL once it serves.
-    Stops it with SIGTERM (as a service manager does) and checks that it stopped cleanly."""
-    with log.open("wb") as err:
-        server = subprocess.Popen(
-            [str(DOCSHELF), *args, "--http", "--port", "0"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
-        )
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while not (found := re.search(r"at (http://127\.0\.0\.1:\d+/mcp)$", log.read_text(), re.M)):
-            assert server.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
-        yield found.group(1), server
-    finally:
-        server.send_signal(signal.SIGTERM)
-        out, _ = server.communicate(timeout=60)
-    assert server.returncode == 0, log.read_text()
-    assert out == b""  # stdout is never written to
-
-
-async def ask(url: str, query: str, *, token: str | None = TOKEN) -> CallToolResult:
-    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
-    async with (
-        httpx2.AsyncClient(headers=headers) as http,
-        Client(streamable_http_client(url, http_client=http), mode="legacy") as connected,
-    ):
-        return await connected.call_tool("docs_search", {"query": query})
-
-
 def test_http_with_a_token_pins_sessions_by_url_and_a_background_sync_moves_current(
     repo: Repo, tmp_path: Path
 ) -> None:
@@ -208,7 +155,7 @@ def test_http_with_a_token_pins_sessions_by_url_and_a_background_sync_moves_curr
     with http_serve(args, log, env={"DOCSHELF_TOKEN": TOKEN}) as (url, _):
         refused = httpx.post(url, json={}, headers={"Accept": "application/json"})
         assert refused.status_code == 401
-        before = anyio.run(ask, url, "payment gateway timeout")
+        before = anyio.run(partial(ask, url, {"query": "payment gateway timeout"}, token=TOKEN))
         assert before.structured_content["ref"] == first
         repo.write("docs/runbooks/payments.md", "# Payments runbook\n\nCall the gateway vendor.\n")
         second = repo.commit("new runbook")
@@ -222,9 +169,11 @@ def test_http_with_a_token_pins_sessions_by_url_and_a_background_sync_moves_curr
                 ) as on_first,
             ):
                 deadline = time.monotonic() + SYNC_TIMEOUT_SECONDS
-                while (now := await ask(url, "gateway")).structured_content["ref"] != second:
+                now = await ask(url, GATEWAY, token=TOKEN)
+                while now.structured_content["ref"] != second:
                     assert time.monotonic() < deadline, log.read_text()
                     await anyio.sleep(0.5)
+                    now = await ask(url, GATEWAY, token=TOKEN)
                 return await on_first.call_tool("docs_search", {"query": "gateway"}), now
 
         pinned, current = anyio.run(pinned_and_current)

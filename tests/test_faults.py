@@ -38,9 +38,10 @@ from docshelf.search import Searcher
 from docshelf.stores import open_store
 from docshelf.stores.postgres import POOL_TIMEOUT_SECONDS
 from tests.embedders.openai_server import EmbeddingsServer, Reply
-from tests.gitrepo import Repo, write_shop_docs
+from tests.gitrepo import Repo
 from tests.indexing import MODEL, FakeEmbedder, MemorySource, section_doc
 from tests.kill_rounds import run_rounds
+from tests.serving import shop_repo
 from tests.test_cli_index import DOCSHELF, docshelf
 
 QUESTION = {"query": "who owns checkout?", "top_k": 1}
@@ -48,10 +49,7 @@ QUESTION = {"query": "who owns checkout?", "top_k": 1}
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Repo:
-    made = Repo(tmp_path / "shop")
-    write_shop_docs(made)
-    made.commit("docs")
-    return made
+    return shop_repo(tmp_path)
 
 
 @pytest.fixture

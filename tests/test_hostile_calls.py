@@ -10,6 +10,7 @@ import os
 import select
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -20,12 +21,13 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
+from docshelf.app import Service
 from docshelf.mcp_server import INPUT_SCHEMA, MAX_REQUEST_BODY_BYTES, build_server
 from docshelf.search import MAX_QUERY_CHARS
-from tests.gitrepo import Repo, write_shop_docs
+from tests.gitrepo import Repo
 from tests.indexing import FakeEmbedder, MemorySource
+from tests.serving import INITIALIZE, INITIALIZED, http_serve, indexed_shop, serve_args
 from tests.test_cli_index import DOCSHELF
-from tests.test_cli_serve import http_serve, index_without_model, serve_args
 from tests.test_mcp_server import WORKSPACE, A, docs_at, opened_service, run, text_of
 
 QUERY_BOUND = "query must be a non-empty string: the question to look up in the documentation"
@@ -74,32 +76,38 @@ def test_the_input_schema_refuses_unknown_arguments_as_the_tool_does() -> None:
     assert set(INPUT_SCHEMA["properties"]) == {"query", "top_k"}
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
-def test_hostile_arguments_are_error_results_and_the_session_answers_the_next_call(
-    tmp_path: Path, mode: str
-) -> None:
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[Service]:
+    """A service over a SQLite store with commit A indexed by the fake embedder."""
     source = MemorySource(WORKSPACE)
     source.add(A, docs_at("alpha"))
-    with opened_service(str(tmp_path / "store.sqlite3"), source) as service:
-        assert service.indexer is not None
-        service.indexer.index(A)
-        embedder = service.embedder
-        assert isinstance(embedder, FakeEmbedder)
+    with opened_service(str(tmp_path / "store.sqlite3"), source) as opened:
+        assert opened.indexer is not None
+        opened.indexer.index(A)
+        yield opened
 
-        async def scenario() -> list[tuple[CallToolResult, int, float, CallToolResult]]:
-            answers = []
-            async with Client(build_server(service), mode=mode) as connected:
-                for arguments, _ in REFUSED:
-                    before = len(embedder.calls)
-                    started = time.perf_counter()
-                    refused = await connected.call_tool("docs_search", arguments)
-                    took = time.perf_counter() - started
-                    embedded = len(embedder.calls) - before
-                    fine = await connected.call_tool("docs_search", {"query": "owners", "top_k": 1})
-                    answers.append((refused, embedded, took, fine))
-            return answers
 
-        answers = run(scenario)
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_hostile_arguments_are_error_results_and_the_session_answers_the_next_call(
+    service: Service, mode: str
+) -> None:
+    embedder = service.embedder
+    assert isinstance(embedder, FakeEmbedder)
+
+    async def scenario() -> list[tuple[CallToolResult, int, float, CallToolResult]]:
+        answers = []
+        async with Client(build_server(service), mode=mode) as connected:
+            for arguments, _ in REFUSED:
+                before = len(embedder.calls)
+                started = time.perf_counter()
+                refused = await connected.call_tool("docs_search", arguments)
+                took = time.perf_counter() - started
+                embedded = len(embedder.calls) - before
+                fine = await connected.call_tool("docs_search", {"query": "owners", "top_k": 1})
+                answers.append((refused, embedded, took, fine))
+        return answers
+
+    answers = run(scenario)
     for case, ((_, said), (refused, embedded, took, fine)) in enumerate(
         zip(REFUSED, answers, strict=True)
     ):
@@ -112,26 +120,19 @@ def test_hostile_arguments_are_error_results_and_the_session_answers_the_next_ca
         assert len(fine.structured_content["hits"]) == 1, case
 
 
-def test_a_query_at_the_bound_and_a_whole_float_top_k_are_answered(
-    tmp_path: Path,
-) -> None:
-    source = MemorySource(WORKSPACE)
-    source.add(A, docs_at("alpha"))
-    with opened_service(str(tmp_path / "store.sqlite3"), source) as service:
-        assert service.indexer is not None
-        service.indexer.index(A)
-        longest = ("payment gateway timeout " * MAX_QUERY_CHARS)[:MAX_QUERY_CHARS]
-        server = build_server(service)
+def test_a_query_at_the_bound_and_a_whole_float_top_k_are_answered(service: Service) -> None:
+    longest = ("payment gateway timeout " * MAX_QUERY_CHARS)[:MAX_QUERY_CHARS]
+    server = build_server(service)
 
-        async def scenario() -> tuple[CallToolResult, CallToolResult]:
-            async with Client(server) as connected:
-                at_bound = await connected.call_tool("docs_search", {"query": longest})
-                padded = await connected.call_tool(
-                    "docs_search", {"query": f"  {longest.strip()}\n\n", "top_k": 5.0}
-                )
-                return at_bound, padded
+    async def scenario() -> tuple[CallToolResult, CallToolResult]:
+        async with Client(server) as connected:
+            at_bound = await connected.call_tool("docs_search", {"query": longest})
+            padded = await connected.call_tool(
+                "docs_search", {"query": f"  {longest.strip()}\n\n", "top_k": 5.0}
+            )
+            return at_bound, padded
 
-        at_bound, padded = run(scenario)
+    at_bound, padded = run(scenario)
     assert not at_bound.is_error, text_of(at_bound)
     assert at_bound.structured_content["hits"][0]["path"] == "docs/runbooks/payments.md"
     assert not padded.is_error, text_of(padded)
@@ -171,12 +172,7 @@ def test_nul_characters_separate_words_and_a_surrogate_is_refused_on_both_stores
 
 @pytest.fixture
 def indexed(tmp_path: Path) -> tuple[Repo, Path]:
-    repo = Repo(tmp_path / "shop")
-    write_shop_docs(repo)
-    repo.commit("docs")
-    store = tmp_path / "store.sqlite3"
-    index_without_model(repo, store)
-    return repo, store
+    return indexed_shop(tmp_path)
 
 
 def tool_call(request_id: int, arguments: str, **params: Any) -> bytes:
@@ -187,18 +183,6 @@ def tool_call(request_id: int, arguments: str, **params: Any) -> bytes:
         f'{{"name": "docs_search", "arguments": {arguments}{extra}}}}}'
     ).encode()
 
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "tests", "version": "0"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 # Lines no MCP client should send: (the line, the id answered, the JSON-RPC error code).
 UNREADABLE_LINES: list[tuple[bytes, int | None, int]] = [

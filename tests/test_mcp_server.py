@@ -45,6 +45,7 @@ from docshelf.search import Searcher, render
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.stores.postgres import PostgresStore
 from tests.indexing import DIM, MODEL, FakeEmbedder, MemorySource
+from tests.serving import INITIALIZE
 
 Store = SQLiteStore | PostgresStore
 
@@ -460,16 +461,6 @@ def http_server(
         sock.close()
 
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "tests", "version": "0"},
-    },
-}
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 

@@ -6,13 +6,8 @@ from __future__ import annotations
 
 import ast
 import logging
-import os
-import re
 import sqlite3
-import subprocess
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -29,10 +24,10 @@ from docshelf.rows import ChunkRow
 from docshelf.search import Searcher
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.stores.postgres import PostgresStore
-from tests.gitrepo import Repo, write_shop_docs
+from tests.gitrepo import Repo
 from tests.indexing import DIM, MODEL, FakeEmbedder, MemorySource, fake_vector
-from tests.test_cli_index import DOCSHELF, docshelf
-from tests.test_cli_serve import START_TIMEOUT_SECONDS, index_without_model, serve_args
+from tests.serving import ask, http_serve, indexed_shop, serve_args
+from tests.test_cli_index import docshelf
 from tests.test_mcp_server import WORKSPACE, A, docs_at, http_server, opened_service
 
 STORES = Path(__file__).resolve().parents[1] / "src" / "docshelf" / "stores"
@@ -296,48 +291,10 @@ def sqlite_location(tmp_path: Path) -> str:
 
 @pytest.fixture
 def indexed(tmp_path: Path) -> tuple[Repo, Path]:
-    repo = Repo(tmp_path / "shop")
-    write_shop_docs(repo)
-    repo.commit("docs")
-    store = tmp_path / "store.sqlite3"
-    index_without_model(repo, store)
-    return repo, store
+    return indexed_shop(tmp_path)
 
 
-@contextmanager
-def serving(args: list[str], log: Path, env: dict[str, str] | None = None) -> Iterator[str]:
-    """`docshelf ...` serving HTTP on a free port; yields the URL to reach it on 127.0.0.1.
-    Stops it with SIGTERM; its stdout must stay empty."""
-    with log.open("wb") as err:
-        server = subprocess.Popen(
-            [str(DOCSHELF), *args, "--http", "--port", "0"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
-        )
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        pattern = r"at http://(\S+):(\d+)/mcp$"
-        while not (found := re.search(pattern, log.read_text(), re.M)):
-            assert server.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
-        yield f"http://127.0.0.1:{found.group(2)}/mcp"
-    finally:
-        server.terminate()
-        out, _ = server.communicate(timeout=60)
-    assert server.returncode == 0, log.read_text()
-    assert out == b""
-
-
-async def ask(url: str, token: str | None) -> CallToolResult:
-    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
-    async with (
-        httpx2.AsyncClient(headers=headers) as http,
-        Client(streamable_http_client(url, http_client=http), mode="legacy") as connected,
-    ):
-        return await connected.call_tool("docs_search", {"query": "gateway", "top_k": 1})
+GATEWAY = {"query": "gateway", "top_k": 1}
 
 
 @pytest.mark.parametrize("how", ["flag", "environment"])
@@ -351,7 +308,7 @@ def test_a_real_server_never_logs_or_answers_its_token(
         ([*base, "--token", TOKEN], None) if how == "flag" else (base, {"DOCSHELF_TOKEN": TOKEN})
     )
     bodies: list[str] = []
-    with serving(args, log, env) as url:
+    with http_serve(args, log, env) as (url, _):
         for authorization in (None, f"Bearer {TOKEN[:-1]}x", f"Bearer {TOKEN}{TOKEN}", TOKEN):
             headers = {"Accept": "application/json, text/event-stream"}
             if authorization is not None:
@@ -361,7 +318,7 @@ def test_a_real_server_never_logs_or_answers_its_token(
             )
             assert refused.status_code == 401, refused.text
             bodies += [refused.text, str(refused.headers)]
-        answer = anyio.run(ask, url, TOKEN)
+        answer = anyio.run(partial(ask, url, GATEWAY, token=TOKEN))
         assert not answer.is_error
         bodies.append(answer.model_dump_json())
     logged = log.read_text()
@@ -398,12 +355,12 @@ def test_all_addresses_are_served_with_a_token_or_with_allow_remote(
 ) -> None:
     repo, store = indexed
     args = serve_args(repo, store, "--embedder", "none", "--host", "0.0.0.0")
-    with serving([*args, "--token", TOKEN], tmp_path / "token.txt") as url:
+    with http_serve([*args, "--token", TOKEN], tmp_path / "token.txt") as (url, _):
         assert httpx.post(url, json={}).status_code == 401
-        assert not anyio.run(ask, url, TOKEN).is_error
+        assert not anyio.run(partial(ask, url, GATEWAY, token=TOKEN)).is_error
     assert "at http://0.0.0.0:" in (tmp_path / "token.txt").read_text()
-    with serving([*args, "--allow-remote"], tmp_path / "remote.txt") as url:
-        answer = anyio.run(ask, url, None)
+    with http_serve([*args, "--allow-remote"], tmp_path / "remote.txt") as (url, _):
+        answer = anyio.run(partial(ask, url, GATEWAY, token=None))
         assert not answer.is_error
         assert answer.structured_content["hits"][0]["path"] == "docs/runbooks/payments.md"
     assert "at http://0.0.0.0:" in (tmp_path / "remote.txt").read_text()
