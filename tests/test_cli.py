@@ -131,6 +131,20 @@ def test_a_file_name_that_is_not_utf8_is_refused_by_name(tmp_path: Path) -> None
         assert "caf\\udce9.md: the file name is not UTF-8" in result.stderr
 
 
+def test_a_file_name_with_a_control_character_is_refused_by_name(tmp_path: Path) -> None:
+    # A newline in a name would let a file forge lines of the listing.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ok.md").write_text("# ok\n\nfine\n")
+    (docs / "evil.md\nforged.md").write_text("# Evil\n\nforged\n")
+    for target in (docs, docs / "evil.md\nforged.md"):
+        result = run("chunk", str(target))
+        assert result.returncode == 1
+        assert result.stdout == ""
+        assert result.stderr.count("\n") == 1, result.stderr
+        assert "evil.md\\nforged.md: the file name has a control character" in result.stderr
+
+
 def test_a_path_the_system_refuses_is_one_line(tmp_path: Path) -> None:
     result = run("chunk", str(tmp_path / ("a" * 300)))
     assert result.returncode == 1

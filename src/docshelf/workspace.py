@@ -1020,9 +1020,14 @@ def _walk(root: Path) -> list[tuple[str, Kind]]:
 
 
 def _utf8_path(path: str) -> str:
+    """`path` when it may be cited as one line of text (see _CONTROL)."""
     if not _is_utf8(path):
         raise WorkspaceError(
             f"{shown(path)}: the file name is not UTF-8; rename the file or leave it out"
+        )
+    if _CONTROL.search(path):
+        raise WorkspaceError(
+            f"{shown(path)}: the file name has a control character; rename the file or leave it out"
         )
     return path
 
