@@ -20,6 +20,10 @@ import psycopg
 import pytest
 from hypothesis import HealthCheck, settings
 
+from docshelf.stores import SQLiteStore, open_store
+from docshelf.stores.postgres import PostgresStore
+from tests.indexing import DIM, MODEL
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
@@ -74,3 +78,11 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return str(tmp_path / "docshelf.sqlite3")
     url: str = request.getfixturevalue("postgres_url")
     return url
+
+
+@pytest.fixture
+def store(location: str) -> Iterator[SQLiteStore | PostgresStore]:
+    """An open store at `location`, for the fake embedder's model and width."""
+    opened = open_store(location, model_id=MODEL, dim=DIM)
+    yield opened
+    opened.close()

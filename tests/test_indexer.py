@@ -29,13 +29,6 @@ Store = SQLiteStore | PostgresStore
 
 
 @pytest.fixture
-def store(location: str) -> Iterator[Store]:
-    opened = open_store(location, model_id=MODEL, dim=DIM)
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
 def source() -> MemorySource:
     return MemorySource()
 

@@ -3,8 +3,6 @@ hybrid ranking, distinct passages and the rendered answer."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from docshelf.errors import ConfigError, NotIndexedError
@@ -21,9 +19,9 @@ from docshelf.search import (
     fuse,
     render,
 )
-from docshelf.stores import SQLiteStore, open_store
+from docshelf.stores import SQLiteStore
 from docshelf.stores.postgres import PostgresStore
-from tests.indexing import DIM, MODEL, FakeEmbedder, MemorySource
+from tests.indexing import FakeEmbedder, MemorySource
 
 Store = SQLiteStore | PostgresStore
 
@@ -32,13 +30,6 @@ DOCS = {
     "docs/runbooks/timeout.md": "# Timeout\n\nRaise PAYMENT_TIMEOUT_MS to 30000 and restart.\n",
     "docs/glossary.md": "# Glossary\n\nSKU: stock keeping unit.\n",
 }
-
-
-@pytest.fixture
-def store(location: str) -> Iterator[Store]:
-    opened = open_store(location, model_id=MODEL, dim=DIM)
-    yield opened
-    opened.close()
 
 
 @pytest.fixture
