@@ -21,7 +21,7 @@ Data, built under /tmp before anything is timed and removed after each case:
 Method: each case is measured in a fresh Python process, so its peak RSS is its own: it opens the
 workspace as the CLI does (`open_workspace(ROOT, docs=["docs"])`), syncs, and indexes the ref with
 the real Indexer into a new SQLite store, the embedder the tests' deterministic fake
-(tests/indexing.py: a vector from a hash of the text, no model). `seconds` is open, sync and
+(tests/support/indexing.py: a vector from a hash of the text, no model). `seconds` is open, sync and
 index together. `peak RSS` is that process's VmHWM (imports alone in brackets),
 `git RSS` the largest of the processes it started (git; Linux counts each from its fork, so it is
 never below the Python process's size at that moment). Then the store is checked: every good
@@ -50,7 +50,7 @@ from typing import Any
 # The fake embedder lives with the tests, one folder up from here.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.indexing import DIM, MODEL, FakeEmbedder
+from tests.support.indexing import DIM, MODEL, FakeEmbedder
 
 from docshelf.indexer import Indexer
 from docshelf.stores import open_store

@@ -18,7 +18,7 @@ vectors, with BATCH_SECONDS per request of 64 texts; `docshelf index` reaches it
 `--embedder openai --base-url`. The SQLite store is a file under /tmp; PostgreSQL 16 + pgvector
 comes from `pgserver`, its data under /tmp, stopped and removed at the end.
 
-Method (tests/kill_rounds.py, which the test suite runs for a few rounds): one uninterrupted
+Method (tests/support/kill_rounds.py, which the test suite runs for a few rounds): one uninterrupted
 calibration run per store counts the run's batches and times its write (from the last batch's
 answer to the moment its ref is current, watched from this process). Each round starts `docshelf
 index` for the commit that is not current and kills it with SIGKILL at a drawn point: half the
@@ -51,7 +51,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.kill_rounds import BATCH_SECONDS, Round, run_rounds
+from tests.support.kill_rounds import BATCH_SECONDS, Round, run_rounds
 
 from report import cpu_model, markdown_table, version
 

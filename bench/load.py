@@ -7,7 +7,7 @@ Run it from the repository root with
     .venv/bin/python bench/load.py                  # 32 sessions, 60 s, both stores
     .venv/bin/python bench/load.py --sessions 8 --seconds 20 --store sqlite
 
-Data: a git repository (tests/load.py) of 8 Markdown pages (4 sections each) whose every section
+Data: a git repository (tests/support/load.py) of 8 Markdown pages (4 sections each) whose every section
 holds the word releasemarkerN in release N; release 0 is committed before the server starts, and
 a new release every `--commit-every` seconds during the run. A commit changes every chunk, so
 each sync of one embeds the whole release.
@@ -47,7 +47,7 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.load import Load, ReleaseRepo, percentile_ms, problem, serve, wait_for_ref
+from tests.support.load import Load, ReleaseRepo, percentile_ms, problem, serve, wait_for_ref
 
 from report import cpu_model, markdown_table
 

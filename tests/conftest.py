@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, settings
 
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.stores.postgres import PostgresStore
-from tests.indexing import DIM, MODEL
+from tests.support.indexing import DIM, MODEL
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

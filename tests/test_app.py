@@ -19,7 +19,7 @@ from docshelf.errors import ConfigError, StoreError
 from docshelf.indexer import Indexer
 from docshelf.search import Searcher
 from docshelf.stores import open_store
-from tests.indexing import DIM, MODEL, FakeEmbedder, MemorySource
+from tests.support.indexing import DIM, MODEL, FakeEmbedder, MemorySource
 
 
 def test_each_embedder_name_builds_its_embedder() -> None:

@@ -14,7 +14,7 @@ import pytest
 from docshelf.cli import _ProgressLine
 from docshelf.indexer import Progress
 from docshelf.stores import open_store
-from tests.gitrepo import Repo, write_shop_docs
+from tests.support.gitrepo import Repo, write_shop_docs
 
 DOCSHELF = Path(sys.executable).with_name("docshelf")
 

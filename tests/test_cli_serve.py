@@ -22,8 +22,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from docshelf.stores import open_store
-from tests.gitrepo import Repo
-from tests.serving import (
+from tests.support.gitrepo import Repo
+from tests.support.serving import (
     INITIALIZE,
     ask,
     http_serve,

@@ -38,10 +38,10 @@ from docshelf.search import Searcher
 from docshelf.stores import open_store
 from docshelf.stores.postgres import POOL_TIMEOUT_SECONDS
 from tests.embedders.openai_server import EmbeddingsServer, Reply
-from tests.gitrepo import Repo
-from tests.indexing import MODEL, FakeEmbedder, MemorySource, section_doc
-from tests.kill_rounds import run_rounds
-from tests.serving import shop_repo
+from tests.support.gitrepo import Repo
+from tests.support.indexing import MODEL, FakeEmbedder, MemorySource, section_doc
+from tests.support.kill_rounds import run_rounds
+from tests.support.serving import shop_repo
 from tests.test_cli_index import DOCSHELF, docshelf
 
 QUESTION = {"query": "who owns checkout?", "top_k": 1}
@@ -59,7 +59,7 @@ def sqlite_location(tmp_path: Path) -> str:
 
 @pytest.fixture
 def endpoint() -> Iterator[EmbeddingsServer]:
-    """A real OpenAI-compatible endpoint serving tests.indexing's deterministic vectors."""
+    """A real OpenAI-compatible endpoint serving tests.support.indexing's deterministic vectors."""
     server = EmbeddingsServer(FakeEmbedder()).start()  # type: ignore[arg-type]
     yield server
     server.stop()

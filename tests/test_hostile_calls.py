@@ -24,9 +24,9 @@ from mcp.types import CallToolResult
 from docshelf.app import Service
 from docshelf.mcp_server import INPUT_SCHEMA, MAX_REQUEST_BODY_BYTES, build_server
 from docshelf.search import MAX_QUERY_CHARS
-from tests.gitrepo import Repo
-from tests.indexing import FakeEmbedder, MemorySource
-from tests.serving import INITIALIZE, INITIALIZED, http_serve, indexed_shop, serve_args
+from tests.support.gitrepo import Repo
+from tests.support.indexing import FakeEmbedder, MemorySource
+from tests.support.serving import INITIALIZE, INITIALIZED, http_serve, indexed_shop, serve_args
 from tests.test_cli_index import DOCSHELF
 from tests.test_mcp_server import WORKSPACE, A, docs_at, opened_service, run, text_of
 

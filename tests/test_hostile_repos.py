@@ -31,8 +31,8 @@ from docshelf.workspace import (
     open_workspace,
     read_local,
 )
-from tests.gitrepo import Repo
-from tests.indexing import DIM, MODEL, FakeEmbedder
+from tests.support.gitrepo import Repo
+from tests.support.indexing import DIM, MODEL, FakeEmbedder
 
 SYMLINK = "symbolic link, not followed"
 NAME_CONTROL = "file name has a control character"

@@ -22,8 +22,8 @@ from docshelf.stores import SQLiteStore, open_store
 from docshelf.stores.postgres import PostgresStore
 from docshelf.workspace import DocFile, Skipped, open_workspace
 from tests.conftest import REPO
-from tests.gitrepo import Repo
-from tests.indexing import DIM, MODEL, FakeEmbedder, MemorySource, section_doc
+from tests.support.gitrepo import Repo
+from tests.support.indexing import DIM, MODEL, FakeEmbedder, MemorySource, section_doc
 
 Store = SQLiteStore | PostgresStore
 
@@ -410,7 +410,7 @@ def test_a_run_killed_mid_write_leaves_all_of_the_ref_or_none(
             [
                 sys.executable,
                 "-m",
-                "tests.kill_index",
+                "tests.support.kill_index",
                 location,
                 str(marker),
                 str(after),

@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 
 from docshelf.stores import open_store
-from tests.load import (
+from tests.support.load import (
     SYNC_TIMEOUT_SECONDS,
     Load,
     ReleaseRepo,

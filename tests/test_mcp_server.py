@@ -44,8 +44,8 @@ from docshelf.mcp_server import (
 from docshelf.search import Searcher, render
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.stores.postgres import PostgresStore
-from tests.indexing import DIM, MODEL, FakeEmbedder, MemorySource
-from tests.serving import INITIALIZE
+from tests.support.indexing import DIM, MODEL, FakeEmbedder, MemorySource
+from tests.support.serving import INITIALIZE
 
 Store = SQLiteStore | PostgresStore
 

@@ -21,7 +21,7 @@ from docshelf.search import (
 )
 from docshelf.stores import SQLiteStore
 from docshelf.stores.postgres import PostgresStore
-from tests.indexing import FakeEmbedder, MemorySource
+from tests.support.indexing import FakeEmbedder, MemorySource
 
 Store = SQLiteStore | PostgresStore
 

@@ -24,9 +24,9 @@ from docshelf.rows import ChunkRow
 from docshelf.search import Searcher
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.stores.postgres import PostgresStore
-from tests.gitrepo import Repo
-from tests.indexing import DIM, MODEL, FakeEmbedder, MemorySource, fake_vector
-from tests.serving import ask, http_serve, indexed_shop, serve_args
+from tests.support.gitrepo import Repo
+from tests.support.indexing import DIM, MODEL, FakeEmbedder, MemorySource, fake_vector
+from tests.support.serving import ask, http_serve, indexed_shop, serve_args
 from tests.test_cli_index import docshelf
 from tests.test_mcp_server import WORKSPACE, A, docs_at, http_server, opened_service
 

@@ -13,7 +13,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from docshelf.stores import open_store
-from tests.load import Answer, ReleaseRepo, problem, read_answer, serve, wait_for_ref
+from tests.support.load import Answer, ReleaseRepo, problem, read_answer, serve, wait_for_ref
 
 # Two copies of the docs: a release takes a few seconds to embed, so both servers' syncs (a
 # second apart) ask for the same commit while one of them indexes it.

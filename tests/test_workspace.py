@@ -23,7 +23,7 @@ from docshelf.workspace import (
     open_workspace,
     redact_url,
 )
-from tests.gitrepo import Repo
+from tests.support.gitrepo import Repo
 
 PASSWD = "/etc/passwd"
 SECRET = "root:x:0:0"

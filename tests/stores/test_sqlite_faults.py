@@ -23,7 +23,7 @@ import pytest
 from docshelf.errors import IndexingError
 from docshelf.indexer import Indexer
 from docshelf.stores.sqlite import SQLiteStore
-from tests.indexing import DIM, MODEL, FakeEmbedder, MemorySource, section_doc
+from tests.support.indexing import DIM, MODEL, FakeEmbedder, MemorySource, section_doc
 from tests.test_cli_index import DOCSHELF
 
 # prctl(2) and capabilities(7): dropping a capability from the bounding set before exec leaves

@@ -19,7 +19,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
-from tests.gitrepo import Repo, write_shop_docs
+from tests.support.gitrepo import Repo, write_shop_docs
 from tests.test_cli_index import DOCSHELF, docshelf
 
 # Starting a server, or syncing a commit, on a busy two-core machine: generous, never tight.
@@ -40,7 +40,7 @@ INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
 def shop_repo(tmp_path: Path) -> Repo:
-    """The shop's docs (tests/gitrepo.py), committed once."""
+    """The shop's docs (tests/support/gitrepo.py), committed once."""
     made = Repo(tmp_path / "shop")
     write_shop_docs(made)
     made.commit("docs")

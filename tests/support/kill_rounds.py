@@ -4,7 +4,7 @@
 A git repository has two commits of the same size and no chunk in common, A and B. The store
 starts with A current; each round indexes the other commit with the real command line, its
 embeddings from a real OpenAI-compatible HTTP endpoint on 127.0.0.1 (tests/embedders/
-openai_server.py serving tests.indexing's deterministic vectors, so the model costs nothing), and
+openai_server.py serving tests.support.indexing's deterministic vectors, so the model costs nothing), and
 kills the process with SIGKILL at a point drawn from a seeded random generator:
 
 - in embedding: when the endpoint receives batch b (uniform over the batches), plus a delay
@@ -38,8 +38,8 @@ from docshelf.errors import StoreError
 from docshelf.search import Searcher
 from docshelf.stores import open_store
 from tests.embedders.openai_server import EmbeddingsServer, Reply
-from tests.gitrepo import Repo
-from tests.indexing import MODEL, FakeEmbedder, section_doc
+from tests.support.gitrepo import Repo
+from tests.support.indexing import MODEL, FakeEmbedder, section_doc
 
 DOCSHELF = Path(sys.executable).with_name("docshelf")
 

@@ -27,7 +27,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
-from tests.gitrepo import Repo
+from tests.support.gitrepo import Repo
 
 DOCSHELF = Path(sys.executable).with_name("docshelf")
 

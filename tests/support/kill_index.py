@@ -1,6 +1,6 @@
 """Run by tests/test_indexer.py in a subprocess that the test kills with SIGKILL mid-write:
 
-    python -m tests.kill_index STORE MARKER AFTER_ROWS CHUNKS
+    python -m tests.support.kill_index STORE MARKER AFTER_ROWS CHUNKS
 
 Indexes ref "big" (CHUNKS chunks) into STORE with the fake embedder, and creates MARKER once
 AFTER_ROWS rows have gone to the store, then writes slowly, so the kill lands inside the write.
@@ -17,7 +17,7 @@ from typing import Any
 from docshelf.indexer import Indexer
 from docshelf.rows import ChunkRow
 from docshelf.stores import open_store
-from tests.indexing import DIM, MODEL, FakeEmbedder, MemorySource, section_doc
+from tests.support.indexing import DIM, MODEL, FakeEmbedder, MemorySource, section_doc
 
 # Seconds per row once the marker exists: slow enough that the kill lands mid-write.
 SLOW_ROW_SECONDS = 0.002
