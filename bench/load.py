@@ -7,10 +7,10 @@ Run it from the repository root with
     .venv/bin/python bench/load.py                  # 32 sessions, 60 s, both stores
     .venv/bin/python bench/load.py --sessions 8 --seconds 20 --store sqlite
 
-Data: a git repository (tests/support/load.py) of 8 Markdown pages (4 sections each) whose every section
-holds the word releasemarkerN in release N; release 0 is committed before the server starts, and
-a new release every `--commit-every` seconds during the run. A commit changes every chunk, so
-each sync of one embeds the whole release.
+Data: a git repository (tests/support/load.py) of 8 Markdown pages (4 sections each) whose
+every section holds the word releasemarkerN in release N; release 0 is committed before the
+server starts, and a new release every `--commit-every` seconds during the run. A commit changes
+every chunk, so each sync of one embeds the whole release.
 
 Method: `docshelf serve REPO --http --port 0 --sync-interval S` (the installed console script,
 the packaged all-MiniLM-L6-v2) on a fresh store: a SQLite file, or a new database of a PostgreSQL

@@ -4,7 +4,8 @@
 A git repository has two commits of the same size and no chunk in common, A and B. The store
 starts with A current; each round indexes the other commit with the real command line, its
 embeddings from a real OpenAI-compatible HTTP endpoint on 127.0.0.1 (tests/embedders/
-openai_server.py serving tests.support.indexing's deterministic vectors, so the model costs nothing), and
+openai_server.py serving tests.support.indexing's deterministic vectors, so the model costs
+nothing), and
 kills the process with SIGKILL at a point drawn from a seeded random generator:
 
 - in embedding: when the endpoint receives batch b (uniform over the batches), plus a delay
