@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias
@@ -190,6 +190,47 @@ class Service:
     def workspace(self) -> str:
         return self.searcher.workspace
 
+    @property
+    def text_only(self) -> bool:
+        """Whether searches match words only (a store made without an embedder)."""
+        return self.searcher.default_mode == "text"
+
+    @property
+    def can_sync(self) -> bool:
+        """Whether the service has a source to sync (SOURCE was given)."""
+        return self.source is not None and self.indexer is not None
+
+    def current(self) -> str | None:
+        """The workspace's current ref, or None when nothing is indexed yet.
+
+        Raises:
+            StoreError: the store cannot be read.
+        """
+        return self.store.current(self.workspace)
+
+    def pin(self, rev: str) -> tuple[str, Callable[[], None]]:
+        """`rev` resolved to a commit, pinned in the store when the service has the source (so
+        that prunes keep it), and the call that releases the pin.
+
+        Raises:
+            WorkspaceError: `rev` names no commit.
+            StoreError: the pin could not be recorded.
+        """
+        commit = self.resolve(rev)
+        assert commit is not None
+        if self.indexer is None:
+            return commit, _nothing
+        return commit, self.indexer.pin(commit)
+
+    def warm_up(self, query: str) -> None:
+        """Answer `query` once and drop the answer: loads the model and the current ref's
+        vectors before the first real call.
+
+        Raises:
+            DocshelfError: the search failed (nothing indexed, the model or the store).
+        """
+        self.searcher.search(query, 1)
+
     def resolve(self, rev: str | None) -> str | None:
         """`rev` as a full commit id: resolved by git when the workspace is a repository (no
         fetch), else taken as given when it already is one.
@@ -310,6 +351,10 @@ def open_service(
         store.close()
         raise
     return Service(store, embedder, searcher, ws, indexer)
+
+
+def _nothing() -> None:
+    pass
 
 
 def _unknown_workspace(name: str | None, names: Sequence[str]) -> str:
