@@ -27,8 +27,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from docshelf.chunking import Chunk, chunk_text, embedding_input, split_markdown
-from docshelf.chunking.text import prepare
+from docshelf.chunking import Chunk, chunk_file, embedding_input
 from docshelf.config import (
     EMBED_BATCH_SIZE,
     INDEX_LOCK_TIMEOUT_SECONDS,
@@ -135,17 +134,8 @@ def content_hash(model_id: str, text: str) -> str:
 
 
 def file_chunks(file: DocFile) -> list[Chunk]:
-    """A file cut by its kind's chunker: Markdown by sections, text by paragraphs (with the line
-    range of each paragraph chunk's own content, and no heading)."""
-    if file.kind == "markdown":
-        return split_markdown(file.path, file.text)
-    text = prepare(file.text)  # the paragraph chunker's offsets count in the prepared text
-    chunks = []
-    for piece in chunk_text(text):
-        start_line = text.count("\n", 0, piece.char_start) + 1
-        end_line = start_line + text.count("\n", piece.char_start, max(piece.char_end - 1, 0))
-        chunks.append(Chunk(file.path, piece.chunk_index, "", piece.text, start_line, end_line))
-    return chunks
+    """A file's chunks, by the one rule `docshelf chunk` shows (chunking.chunk_file)."""
+    return chunk_file(file.path, file.text, file.kind)
 
 
 def default_holder() -> str:

@@ -1,0 +1,375 @@
+"""Plain directories, read safely: the one walk that serves both `docshelf index` (a directory
+outside git) and `docshelf chunk`.
+
+Constraints:
+- Every step is opened relative to its parent's descriptor with O_NOFOLLOW, so no symbolic link is
+  followed at any level, not even one swapped in during the walk.
+- A directory workspace's snapshot is kept from the sync that read it, so the tree cannot change
+  under the indexer; its ref is a digest of what was read and skipped.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import logging
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from docshelf.chunking import Kind, kind_of
+from docshelf.config import (
+    MAX_DOC_BYTES,
+)
+from docshelf.errors import WorkspaceError
+from docshelf.workspace.docs import (
+    BINARY,
+    COMMIT_ID,
+    CONTROL_CHARS,
+    NAME_CONTROL,
+    NAME_NOT_UTF8,
+    NOT_REGULAR,
+    SYMLINK,
+    DocFile,
+    Docs,
+    Skipped,
+    decoded,
+    is_utf8,
+    listed,
+    shown,
+    skip,
+    sorted_docs,
+    suffixes,
+    too_big,
+    unreadable,
+)
+
+
+class DirectoryWorkspace:
+    """A plain directory that is not in a git repository. Build it with open_workspace."""
+
+    def __init__(self, path: Path, *, name: str, docs_roots: tuple[str, ...]) -> None:
+        self.name = name
+        self.path = path
+        self.docs_roots = docs_roots
+        self._snapshot: tuple[str, Docs] | None = None
+
+    def __repr__(self) -> str:
+        return f"DirectoryWorkspace({self.name!r}, docs_roots={self.docs_roots!r})"
+
+    def sync(self, rev: str | None = None) -> str:
+        """Read the docs now and return their ref: the sha256 of their paths and contents (and of
+        what was skipped), so it changes whenever a doc is edited, added, removed or renamed.
+
+        Raises:
+            WorkspaceError: a revision was named, the directory cannot be read, or it holds no
+                documentation file and nothing was skipped.
+        """
+        if rev is not None:
+            raise WorkspaceError(
+                f"a plain directory has no revisions; leave out the revision {shown(rev)!r}, or "
+                f"index a git repository ({shown(self.name)} is not in one)"
+            )
+        docs = _read_directory(self.path, self.docs_roots)
+        if not docs.files and not docs.skipped:
+            raise WorkspaceError(
+                f"{shown(self.name)}: no documentation files ({suffixes()}) under "
+                f"{listed(self.docs_roots)}; name the directory that holds them with --docs DIR"
+            )
+        ref = _digest(docs)
+        self._snapshot = (ref, docs)
+        return ref
+
+    def resolve(self, rev: str | None = None) -> str:
+        """A ref this directory was indexed at, as given: a plain directory has no revision
+        names, only the refs its syncs returned.
+
+        Raises:
+            WorkspaceError: `rev` is not such a ref (64 hexadecimal digits).
+        """
+        if rev is None or not COMMIT_ID.fullmatch(rev):
+            raise WorkspaceError(
+                f"a plain directory has no revisions; name a ref that docshelf index printed "
+                f"for it (64 hexadecimal digits), not {shown(str(rev))!r}"
+            )
+        return rev
+
+    def read_docs(self, ref: str) -> Docs:
+        """The docs the sync() that returned `ref` read.
+
+        Raises:
+            WorkspaceError: `ref` is not the ref of the last sync.
+        """
+        if self._snapshot is None or self._snapshot[0] != ref:
+            raise WorkspaceError(
+                f"{shown(self.name)}: {shown(ref)!r} is not the ref this workspace last read; the "
+                "directory changed or was not read yet; sync again and index the ref it returns"
+            )
+        return self._snapshot[1]
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: a FIFO swapped in for a file must not block the open; no effect on regular files.
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+@dataclass(slots=True)
+class _Walk:
+    """What a directory walk collected so far."""
+
+    files: list[DocFile] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+
+
+def _read_directory(path: Path, roots: tuple[str, ...]) -> Docs:
+    try:
+        # The workspace itself may be reached through a link the user named; nothing below it is.
+        top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as e:
+        raise unreadable(path, e) from e
+    found = _Walk()
+    try:
+        for root in roots:
+            _read_root(top, root, found)
+    finally:
+        os.close(top)
+    return sorted_docs(found.files, found.skipped)
+
+
+def _read_root(top: int, root: str, found: _Walk) -> None:
+    """Step down to a docs root one component at a time, then walk it (or read it, a file)."""
+    if root == ".":
+        _walk_directory(top, "", found, close=False)
+        return
+    parts = root.split("/")
+    parent = top
+    try:
+        for depth, part in enumerate(parts, start=1):
+            rel = "/".join(parts[:depth])
+            opened = _open_entry(parent, part, rel, found)
+            if parent != top:
+                os.close(parent)
+            parent = top
+            if opened is None:
+                return
+            fd, is_dir = opened
+            if depth == len(parts):
+                if is_dir:
+                    _walk_directory(fd, rel, found, close=True)
+                else:
+                    _read_file(fd, rel, found)
+            elif is_dir:
+                parent = fd
+            else:
+                os.close(fd)
+                return
+    finally:
+        if parent != top:
+            os.close(parent)
+
+
+def _walk_directory(fd: int, rel: str, found: _Walk, *, close: bool) -> None:
+    """Walk the directory open at `fd` iteratively, in sorted order, one descriptor per level."""
+    stack: list[tuple[int, str, Iterator[str], bool]] = [(fd, rel, _names(fd, rel, found), close)]
+    try:
+        while stack:
+            dir_fd, dir_rel, names, owned = stack[-1]
+            name = next(names, None)
+            if name is None:
+                stack.pop()
+                if owned:
+                    os.close(dir_fd)
+                continue
+            child_rel = f"{dir_rel}/{name}" if dir_rel else name
+            opened = _open_entry(dir_fd, name, child_rel, found)
+            if opened is None:
+                continue
+            child, is_dir = opened
+            if is_dir:
+                stack.append((child, child_rel, _names(child, child_rel, found), True))
+            else:
+                _read_file(child, child_rel, found)
+    finally:
+        for dir_fd, _rel, _left, owned in stack:
+            if owned:
+                os.close(dir_fd)
+
+
+def _names(fd: int, rel: str, found: _Walk) -> Iterator[str]:
+    try:
+        with os.scandir(fd) as entries:
+            names = sorted(entry.name for entry in entries)
+    except OSError as e:
+        found.skipped.append(skip(rel or ".", f"cannot be read ({e.strerror})", logging.WARNING))
+        names = []
+    return iter(names)
+
+
+def _open_entry(parent: int, name: str, rel: str, found: _Walk) -> tuple[int, bool] | None:
+    """An open descriptor for a directory or a documentation file, and whether it is a directory;
+    None for anything skipped (recorded) or ignored (a file of another kind, an entry gone)."""
+    try:
+        info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        found.skipped.append(skip(rel, f"cannot be read ({e.strerror})", logging.WARNING))
+        return None
+    is_dir = stat.S_ISDIR(info.st_mode)
+    if stat.S_ISLNK(info.st_mode):
+        found.skipped.append(skip(rel, SYMLINK))
+        return None
+    if not is_dir and kind_of(name) is None:
+        return None
+    if not is_utf8(rel):
+        found.skipped.append(skip(rel, NAME_NOT_UTF8, logging.WARNING))
+        return None
+    if CONTROL_CHARS.search(name):
+        found.skipped.append(skip(rel, NAME_CONTROL, logging.WARNING))
+        return None
+    if not is_dir and not stat.S_ISREG(info.st_mode):
+        found.skipped.append(skip(rel, NOT_REGULAR))
+        return None
+    try:
+        fd = os.open(name, _DIR_FLAGS if is_dir else _FILE_FLAGS, dir_fd=parent)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        # ELOOP (a file) or ENOTDIR (a directory): swapped for a link since the stat above.
+        if e.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(parent, name):
+            found.skipped.append(skip(rel, SYMLINK))
+        else:
+            found.skipped.append(skip(rel, f"cannot be read ({e.strerror})", logging.WARNING))
+        return None
+    if stat.S_ISDIR(os.fstat(fd).st_mode) != is_dir:
+        os.close(fd)
+        found.skipped.append(skip(rel, "changed while being read", logging.WARNING))
+        return None
+    return fd, is_dir
+
+
+def _is_link(parent: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _read_file(fd: int, rel: str, found: _Walk) -> None:
+    """Read an opened documentation file (the descriptor is closed) unless it must be skipped."""
+    with os.fdopen(fd, "rb", closefd=True) as file:
+        info = os.fstat(file.fileno())
+        kind = kind_of(rel)
+        if kind is None or rel in found.seen:
+            return
+        found.seen.add(rel)
+        if not stat.S_ISREG(info.st_mode):
+            found.skipped.append(skip(rel, NOT_REGULAR))
+            return
+        if info.st_size > MAX_DOC_BYTES:
+            found.skipped.append(skip(rel, too_big(info.st_size)))
+            return
+        try:
+            data = file.read(MAX_DOC_BYTES + 1)
+        except OSError as e:
+            found.skipped.append(skip(rel, f"cannot be read ({e.strerror})", logging.WARNING))
+            return
+    if len(data) > MAX_DOC_BYTES:
+        found.skipped.append(skip(rel, f"over the {MAX_DOC_BYTES}-byte limit"))
+        return
+    text, reason = decoded(data)
+    if text is None:
+        found.skipped.append(skip(rel, reason, logging.WARNING))
+    else:
+        found.files.append(DocFile(rel, text, kind))
+
+
+def _digest(docs: Docs) -> str:
+    """A ref for a directory's docs: sha256 over each file's path and bytes and each skip."""
+    h = hashlib.sha256()
+    for doc in docs.files:
+        data = doc.text.encode("utf-8")
+        h.update(b"file\0%s\0%d\0" % (doc.path.encode("utf-8"), len(data)))
+        h.update(data)
+    for skipped in docs.skipped:
+        h.update(b"skipped\0%s\0" % skipped.path.encode("utf-8", "surrogateescape"))
+        h.update(b"%s\0" % skipped.reason.encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def read_local(paths: Iterable[Path]) -> list[DocFile]:
+    """Read the named files, and every documentation file below the named directories.
+
+    A named file is read whatever its suffix (as Markdown unless it ends in .txt), with its path
+    as given; a file found below a directory has its path relative to that directory.
+
+    Raises:
+        WorkspaceError: a path is missing or cannot be read, a directory holds no documentation,
+            or a file or its name is not UTF-8.
+    """
+    files: list[DocFile] = []
+    for root in paths:
+        try:
+            is_dir, exists = root.is_dir(), root.exists()
+        except OSError as e:
+            raise unreadable(root, e) from e
+        if is_dir:
+            found = _walk(root)
+            if not found:
+                raise WorkspaceError(
+                    f"{shown(root)}: no documentation files ({suffixes()}) below this directory; "
+                    "name a directory that holds some, or the files themselves"
+                )
+            files.extend(DocFile(rel, _read(root / rel), kind) for rel, kind in found)
+        elif exists:
+            path = _utf8_path(root.as_posix())
+            files.append(DocFile(path, _read(root), kind_of(root.name) or "markdown"))
+        else:
+            raise WorkspaceError(f"{shown(root)}: no such file or directory; check the path")
+    return files
+
+
+def _walk(root: Path) -> list[tuple[str, Kind]]:
+    def fail(e: OSError) -> None:
+        raise unreadable(Path(e.filename or root), e)
+
+    found: list[tuple[str, Kind]] = []
+    for dirpath, dirnames, filenames in os.walk(root, onerror=fail):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not (here / d).is_symlink())
+        for name in sorted(filenames):
+            kind = kind_of(name)
+            full = here / name
+            if kind is not None and not full.is_symlink() and full.is_file():
+                found.append((_utf8_path(full.relative_to(root).as_posix()), kind))
+    found.sort()
+    return found
+
+
+def _utf8_path(path: str) -> str:
+    """`path` when it may be cited as one line of text (see CONTROL_CHARS)."""
+    if not is_utf8(path):
+        raise WorkspaceError(
+            f"{shown(path)}: the file name is not UTF-8; rename the file or leave it out"
+        )
+    if CONTROL_CHARS.search(path):
+        raise WorkspaceError(
+            f"{shown(path)}: the file name has a control character; rename the file or leave it out"
+        )
+    return path
+
+
+def _read(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise unreadable(path, e) from e
+    text, reason = decoded(data)
+    if text is None and reason.startswith(BINARY):
+        raise WorkspaceError(f"{shown(path)}: {reason}; name only text files")
+    if text is None:
+        raise WorkspaceError(f"{shown(path)}: {reason}; convert it to UTF-8 or leave it out")
+    return text

@@ -1,0 +1,375 @@
+"""A git repository's docs at a commit, read as data: trees listed with `ls-tree`, blobs read
+through one `cat-file --batch`, nothing checked out, so the index matches the commit whatever the
+work tree holds.
+
+Constraints:
+- Symbolic links and submodules are listed as skipped, never followed or entered.
+- Git runs as a subprocess with `--end-of-options` before any revision a user supplies, no
+  terminal prompts, the repository variables of a calling hook removed, and a timeout; a clone
+  URL's password never reaches a message.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from docshelf.chunking import Kind, kind_of
+from docshelf.config import (
+    GIT_FETCH_TIMEOUT_SECONDS,
+    GIT_TIMEOUT_SECONDS,
+    MAX_DOC_BYTES,
+)
+from docshelf.errors import WorkspaceError
+from docshelf.workspace.docs import (
+    COMMIT_ID,
+    CONTROL_CHARS,
+    LEAVES_ROOT,
+    NAME_CONTROL,
+    NAME_NOT_UTF8,
+    NOT_REGULAR,
+    SUBMODULE,
+    SYMLINK,
+    DocFile,
+    Docs,
+    Skipped,
+    decoded,
+    is_utf8,
+    listed,
+    shown,
+    skip,
+    sorted_docs,
+    suffixes,
+    too_big,
+)
+from docshelf.workspace.redaction import redact_url, without_password
+
+# What git reads to find a repository (`git rev-parse --local-env-vars`): set by a git hook that
+# runs docshelf, they would point every command at the hook's repository instead of ours.
+_GIT_REPOSITORY_VARIABLES = frozenset(
+    {
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_CONFIG",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_IMPLICIT_WORK_TREE",
+        "GIT_GRAFT_FILE",
+        "GIT_INDEX_FILE",
+        "GIT_NO_REPLACE_OBJECTS",
+        "GIT_REPLACE_REF_BASE",
+        "GIT_PREFIX",
+        "GIT_INTERNAL_SUPER_PREFIX",
+        "GIT_SHALLOW_FILE",
+        "GIT_COMMON_DIR",
+    }
+)
+
+# The longest part of git's own error message quoted in ours.
+_GIT_MESSAGE_CHARS = 300
+
+
+class GitWorkspace:
+    """A git repository: a local one, or the mirror of a clone URL. Build it with open_workspace."""
+
+    def __init__(
+        self,
+        git_dir: Path,
+        *,
+        name: str,
+        docs_roots: tuple[str, ...],
+        url: str | None = None,
+        fresh: bool = False,
+    ) -> None:
+        self.name = name
+        self.git_dir = git_dir
+        self.docs_roots = docs_roots
+        self._url = url
+        # A mirror cloned a moment ago needs no fetch before its first sync.
+        self._fresh = fresh
+
+    def __repr__(self) -> str:
+        return f"GitWorkspace({self.name!r}, docs_roots={self.docs_roots!r})"
+
+    def sync(self, rev: str | None = None) -> str:
+        """Fetch (a mirror only), then resolve `rev` (default HEAD) to a full commit id.
+
+        Raises:
+            WorkspaceError: the fetch failed, or `rev` names no commit.
+        """
+        if self._url is not None and not self._fresh:
+            display = redact_url(self._url)
+            self._git(
+                "fetch",
+                "--prune",
+                "--quiet",
+                purpose=f"fetching {display} into {shown(self.git_dir)}",
+                next_step=(
+                    "check the network and your access to the repository; if the mirror is "
+                    "damaged, delete that folder and index again"
+                ),
+                timeout=GIT_FETCH_TIMEOUT_SECONDS,
+            )
+        self._fresh = False
+        return self.resolve(rev)
+
+    def resolve(self, rev: str | None = None) -> str:
+        """Resolve `rev` (default HEAD) to a full commit id, without fetching.
+
+        Raises:
+            WorkspaceError: `rev` names no commit.
+        """
+        wanted = "HEAD" if rev is None else rev
+        if not wanted or not wanted.isprintable():
+            raise WorkspaceError(
+                f"{shown(wanted)!r} is not a revision; name a branch, a tag or a commit id"
+            )
+        done = self._git(
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            f"{wanted}^{{commit}}",
+            purpose=f"resolving {shown(wanted)} in {shown(self.name)}",
+            next_step="name a branch, a tag or a commit id",
+            check=False,
+        )
+        commit = done.stdout.decode("ascii", "replace").strip()
+        if done.returncode != 0 or not COMMIT_ID.fullmatch(commit):
+            if done.stderr.strip():
+                raise WorkspaceError(
+                    f"resolving {shown(wanted)} in {shown(self.name)} failed: "
+                    f"{git_said(done.stderr)}; name a branch, a tag or a commit id"
+                )
+            raise WorkspaceError(
+                f"{shown(self.name)}: {shown(wanted)} names no commit; name a branch, a tag or a "
+                "commit id that exists there (git log --oneline --all lists them)"
+            )
+        return commit
+
+    def read_docs(self, ref: str) -> Docs:
+        """The documentation files under the docs roots at commit `ref`, read from git's objects.
+
+        Raises:
+            WorkspaceError: `ref` is not a full commit id of this repository, git fails, or no
+                docs root holds any documentation file and nothing was skipped.
+        """
+        if not COMMIT_ID.fullmatch(ref):
+            raise WorkspaceError(
+                f"{shown(ref)!r} is not a full commit id; pass the id that sync() returned"
+            )
+        roots = self.docs_roots
+        listing = self._git(
+            "--literal-pathspecs",
+            "ls-tree",
+            "-r",
+            "-z",
+            "--long",
+            "--full-tree",
+            # No --end-of-options: ref is hex, and after it ls-tree would take "--" for a path.
+            ref,
+            "--",
+            *[os.fsencode(root) for root in roots if root != "."],
+            purpose=f"listing the docs of commit {ref} in {shown(self.name)}",
+            next_step="check that the commit exists there (git cat-file -t COMMIT)",
+        ).stdout
+        skipped = self._skipped_ancestors(ref)
+        wanted: list[tuple[str, bytes, Kind]] = []
+        for record in listing.split(b"\0"):
+            if not record:
+                continue
+            meta, _, raw_path = record.partition(b"\t")
+            mode, _type, oid, size = meta.split()
+            path = raw_path.decode("utf-8", "surrogateescape")
+            kind = kind_of(path)
+            if not _is_under(path, roots):
+                skipped.append(skip(path, LEAVES_ROOT, logging.WARNING))
+            elif mode == b"120000":
+                skipped.append(skip(path, SYMLINK))
+            elif mode == b"160000":
+                skipped.append(skip(path, SUBMODULE))
+            elif kind is None:
+                continue
+            elif mode not in (b"100644", b"100755"):
+                skipped.append(skip(path, NOT_REGULAR))
+            elif not is_utf8(path):
+                skipped.append(skip(path, NAME_NOT_UTF8, logging.WARNING))
+            elif CONTROL_CHARS.search(path):
+                skipped.append(skip(path, NAME_CONTROL, logging.WARNING))
+            elif int(size) > MAX_DOC_BYTES:
+                skipped.append(skip(path, too_big(int(size))))
+            else:
+                wanted.append((path, oid, kind))
+        files: list[DocFile] = []
+        for (path, _oid, kind), data in zip(wanted, self._blobs(ref, wanted), strict=True):
+            text, reason = decoded(data)
+            if text is None:
+                skipped.append(skip(path, reason, logging.WARNING))
+            else:
+                files.append(DocFile(path, text, kind))
+        if not files and not skipped:
+            raise WorkspaceError(
+                f"{shown(self.name)}: no documentation files ({suffixes()}) at commit {ref} "
+                f"under {listed(roots)}; name the directory that holds them with --docs DIR"
+            )
+        return sorted_docs(files, skipped)
+
+    def _skipped_ancestors(self, ref: str) -> list[Skipped]:
+        """A docs root below a symbolic link or a submodule (docs/ a link, --docs docs/api) lists
+        nothing: report the entry that stops it, as a plain directory's walk does."""
+        ancestors = sorted(
+            {"/".join(root.split("/")[:i]) for root in self.docs_roots for i in _depths(root)}
+        )
+        if not ancestors:
+            return []
+        listing = self._git(
+            "--literal-pathspecs",
+            "ls-tree",
+            "-z",
+            "--full-tree",
+            ref,
+            "--",
+            *[os.fsencode(a) for a in ancestors],
+            purpose=f"listing the docs roots of commit {ref} in {shown(self.name)}",
+            next_step="check that the commit exists there (git cat-file -t COMMIT)",
+        ).stdout
+        skipped: list[Skipped] = []
+        for record in listing.split(b"\0"):
+            meta, _, raw_path = record.partition(b"\t")
+            path = raw_path.decode("utf-8", "surrogateescape")
+            if path in ancestors:
+                mode = meta.split()[0]
+                if mode == b"120000":
+                    skipped.append(skip(path, SYMLINK))
+                elif mode == b"160000":
+                    skipped.append(skip(path, SUBMODULE))
+        return skipped
+
+    def _blobs(self, ref: str, wanted: Sequence[tuple[str, bytes, Kind]]) -> list[bytes]:
+        """Every wanted blob through one `git cat-file --batch`, in order."""
+        if not wanted:
+            return []
+        purpose = f"reading the docs of commit {ref} in {shown(self.name)}"
+        out = self._git(
+            "cat-file",
+            "--batch",
+            input=b"".join(oid + b"\n" for _path, oid, _kind in wanted),
+            purpose=purpose,
+            next_step="check the repository with git fsck",
+        ).stdout
+        blobs: list[bytes] = []
+        at = 0
+        for path, oid, _kind in wanted:
+            end = out.find(b"\n", at)
+            header = out[at:end].split() if end >= 0 else []
+            if len(header) != 3 or header[0] != oid or header[1] != b"blob":
+                said = shown(out[at : max(end, at)].decode("ascii", "replace"))
+                raise WorkspaceError(
+                    f"{purpose}: git answered {said!r} for {shown(path)}; "
+                    "check the repository with git fsck"
+                )
+            size = int(header[2])
+            blobs.append(out[end + 1 : end + 1 + size])
+            at = end + 1 + size + 1
+        return blobs
+
+    def _git(
+        self,
+        *args: str | bytes,
+        purpose: str,
+        next_step: str,
+        timeout: float = GIT_TIMEOUT_SECONDS,
+        input: bytes | None = None,
+        check: bool = True,
+    ) -> subprocess.CompletedProcess[bytes]:
+        return run_git(
+            ["--git-dir", str(self.git_dir), *args],
+            purpose=purpose,
+            next_step=next_step,
+            timeout=timeout,
+            input=input,
+            check=check,
+            secret_url=self._url,
+        )
+
+
+def run_git(
+    args: Sequence[str | bytes],
+    *,
+    purpose: str,
+    next_step: str,
+    timeout: float = GIT_TIMEOUT_SECONDS,
+    input: bytes | None = None,
+    check: bool = True,
+    secret_url: str | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run git; a failure is a WorkspaceError naming the purpose, git's words and the next step.
+
+    Raises:
+        WorkspaceError: git is missing, fails (when `check`) or runs past `timeout`.
+    """
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            input=input,
+            stdin=subprocess.DEVNULL if input is None else None,
+            capture_output=True,
+            timeout=timeout,
+            env=_git_environment(),
+            check=False,
+        )
+    except FileNotFoundError as e:
+        raise WorkspaceError(
+            f"{purpose}: git is not installed (or not on PATH); install git and try again"
+        ) from e
+    except subprocess.TimeoutExpired as e:
+        raise WorkspaceError(
+            f"{purpose}: git did not finish within {timeout:g} seconds; {next_step}"
+        ) from e
+    except OSError as e:
+        raise WorkspaceError(
+            f"{purpose}: git cannot be run ({e.strerror}); install git and try again"
+        ) from e
+    if check and done.returncode != 0:
+        said = git_said(done.stderr, secret_url)
+        raise WorkspaceError(f"{purpose} failed: {said}; {next_step}")
+    return done
+
+
+def _git_environment() -> dict[str, str]:
+    # Git needs the user's own environment (PATH, HOME and its config, ssh agent, proxies); this
+    # passes it through rather than configuring docshelf from it. No prompt may wait for a user who
+    # is not there, and git's messages are quoted in ours, in one language.
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_REPOSITORY_VARIABLES}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["LC_ALL"] = "C"
+    return env
+
+
+def git_said(stderr: bytes, secret_url: str | None = None) -> str:
+    """The first line of git's error output, printable and without a URL's password."""
+    text = stderr.decode("utf-8", "replace")
+    if secret_url is not None:
+        text = without_password(text, secret_url)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    first = next((line for line in lines if not line.startswith("hint:")), "no message")
+    if len(first) > _GIT_MESSAGE_CHARS:
+        first = first[:_GIT_MESSAGE_CHARS] + "..."
+    return shown(first)
+
+
+def _is_under(path: str, roots: Iterable[str]) -> bool:
+    """Whether a listed path is clean (no "..", "." or empty part) and inside one of the roots."""
+    if any(part in ("", ".", "..") for part in path.split("/")):
+        return False
+    return any(root in (".", path) or path.startswith(root + "/") for root in roots)
+
+
+def _depths(root: str) -> range:
+    """The lengths of a root's proper ancestors, in parts: "a/b/c" -> 1, 2."""
+    return range(1, root.count("/") + 1) if root != "." else range(0)
