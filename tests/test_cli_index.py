@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from docshelf.cli import _ProgressLine
+from docshelf.config import MAX_DOC_BYTES
 from docshelf.indexer import Progress
 from docshelf.stores import open_store
 from tests.support.gitrepo import Repo, write_shop_docs
@@ -182,3 +185,46 @@ def test_the_progress_line_shows_files_chunks_embedded_reused_and_rate(
     last = err.rstrip("\n").split("\r")[-1]
     assert "[########################] 3 files, 10/10 chunks (6 embedded, 4 reused)" in last
     assert "chunks/s" in last
+
+
+def test_docshelf_chunk_shows_exactly_the_chunks_docshelf_index_stores(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    # A real documentation tree (FastAPI's, Markdown and one .txt), committed to a repository
+    # with a symbolic link and a file over the size limit beside it.
+    repo = Repo(tmp_path / "fastapi")
+    shutil.copytree(shared_data / "corpora" / "fastapi", repo.path / "docs")
+    repo.symlink("docs/secrets.md", "/etc/passwd")
+    repo.write("docs/dump.md", "x" * (MAX_DOC_BYTES + 1))
+    repo.commit("docs")
+    store = tmp_path / "store.sqlite3"
+    indexed = docshelf("index", str(repo.path), "--store", str(store), "--embedder", "none")
+    assert indexed.returncode == 0, indexed.stderr
+    with sqlite3.connect(store) as db:
+        stored = db.execute(
+            "SELECT path, chunk, heading, content, start_line, end_line FROM chunks "
+            "ORDER BY path, chunk"
+        ).fetchall()
+    assert len({path for path, *_ in stored}) == 156
+    assert any(path.endswith(".txt") for path, *_ in stored)
+
+    shown = docshelf("chunk", str(repo.path / "docs"), "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert "skipped secrets.md: symbolic link, not followed" in shown.stderr
+    assert "skipped dump.md: 1048577 bytes, over the 1048576-byte limit" in shown.stderr
+    rows = []
+    for r in json.loads(shown.stdout):
+        if "chunk_index" in r:  # a paragraph chunk: its text, and its lines from the table
+            rows.append((f"docs/{r['path']}", r["chunk_index"], "", r["text"]))
+        else:
+            rows.append((f"docs/{r['path']}", r["index"], r["heading"], r["content"]))
+    assert sorted(rows) == [row[:4] for row in stored]
+
+    table = docshelf("chunk", str(repo.path / "docs"))
+    assert table.returncode == 0, table.stderr
+    listed = []
+    for line in table.stdout.splitlines()[1:-2]:
+        cells = line.split()
+        first, _, last = cells[-2].partition("-")
+        listed.append((f"docs/{cells[0]}", int(cells[1]), int(first), int(last or first)))
+    assert sorted(listed) == [(p, c, start, end) for p, c, _h, _t, start, end in stored]

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from docshelf.chunking import Chunk, TextChunk, chunk_text, split_markdown
+from docshelf.chunking import Chunk, Kind, TextChunk, chunk_file, paragraph_chunks
 from docshelf.config import Config
 from docshelf.errors import ConfigError, DocshelfError, NotIndexedError, WorkspaceError
-from docshelf.workspace import DocFile, read_local
+from docshelf.workspace import DocFile, Skipped, read_local
 
 # numpy, httpx and the store drivers load only when a command needs them, so that `docshelf
 # --help` and `docshelf chunk` start at once; hence the imports inside the functions below.
@@ -47,25 +47,38 @@ SEARCH_ATTEMPTS = 3
 
 @dataclass(frozen=True, slots=True)
 class ChunkedFile:
+    """A file and its chunks; for the paragraph chunker, also its pieces with their offsets."""
+
     file: DocFile
-    chunks: list[Chunk] | list[TextChunk]
+    chunks: list[Chunk]
+    pieces: list[TextChunk] | None = None
 
 
-def chunk_file(file: DocFile, chunker: ChunkerChoice = "auto") -> ChunkedFile:
-    """Cut one file: Markdown by sections and text by paragraphs, unless a chunker is forced."""
-    use = chunker if chunker != "auto" else ("paragraph" if file.kind == "text" else "markdown")
-    if use == "markdown":
-        return ChunkedFile(file, split_markdown(file.path, file.text))
-    return ChunkedFile(file, chunk_text(file.text))
+@dataclass(frozen=True, slots=True)
+class ChunkedDocs:
+    files: list[ChunkedFile]
+    skipped: list[Skipped]
 
 
-def chunk_paths(paths: Iterable[Path], chunker: ChunkerChoice = "auto") -> list[ChunkedFile]:
-    """Read the named files and directories and cut each file.
+def chunk_doc(file: DocFile, chunker: ChunkerChoice = "auto") -> ChunkedFile:
+    """Cut one file as the index does (chunking.chunk_file), unless a chunker is forced."""
+    kind: Kind = file.kind if chunker == "auto" else _FORCED[chunker]
+    chunks = chunk_file(file.path, file.text, kind)
+    pieces = paragraph_chunks(file.path, file.text)[1] if kind == "text" else None
+    return ChunkedFile(file, chunks, pieces)
+
+
+_FORCED: dict[str, Kind] = {"markdown": "markdown", "paragraph": "text"}
+
+
+def chunk_paths(paths: Iterable[Path], chunker: ChunkerChoice = "auto") -> ChunkedDocs:
+    """Read the named files and directories as the index reads them, and cut each file.
 
     Raises:
         WorkspaceError: a path is missing, holds no documentation, or is not UTF-8.
     """
-    return [chunk_file(f, chunker) for f in read_local(paths)]
+    docs = read_local(paths)
+    return ChunkedDocs([chunk_doc(f, chunker) for f in docs.files], docs.skipped)
 
 
 def configured_embedder(config: Config) -> Embedder | None:

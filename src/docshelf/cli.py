@@ -6,13 +6,11 @@ first embedding, never for `--help` or `chunk`.
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import dataclasses
 import json
 import logging
 import os
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -34,8 +32,6 @@ from docshelf.app import (
     search_answer,
     store_status,
 )
-from docshelf.chunking import Chunk, TextChunk
-from docshelf.chunking.text import prepare
 from docshelf.config import (
     DEFAULT_EF_SEARCH,
     DEFAULT_HTTP_HOST,
@@ -192,11 +188,13 @@ def chunk(paths: tuple[Path, ...], chunker: ChunkerChoice, as_json: bool) -> Non
     relative to that directory).
     """
     results = chunk_paths(paths, chunker)
+    for skipped in results.skipped:
+        click.echo(f"docshelf: skipped {shown(skipped.path)}: {skipped.reason}", err=True)
     if as_json:
-        rows = [_json_row(r.file.path, c) for r in results for c in r.chunks]
+        rows = [row for r in results.files for row in _json_rows(r)]
         _write(json.dumps(rows, ensure_ascii=False, indent=2) + "\n")
     else:
-        _write(_table(results))
+        _write(_table(results.files))
 
 
 @cli.command()
@@ -617,42 +615,39 @@ def _status_json(report: StoreStatus) -> dict[str, Any]:
     }
 
 
-def _json_row(path: str, c: Chunk | TextChunk) -> dict[str, Any]:
-    if isinstance(c, Chunk):
-        return {
-            "path": c.path,
-            "index": c.index,
-            "heading": c.heading,
-            "content": c.content,
-            "start_line": c.start_line,
-            "end_line": c.end_line,
+def _json_rows(r: ChunkedFile) -> list[dict[str, Any]]:
+    if r.pieces is None:
+        return [
+            {
+                "path": c.path,
+                "index": c.index,
+                "heading": c.heading,
+                "content": c.content,
+                "start_line": c.start_line,
+                "end_line": c.end_line,
+            }
+            for c in r.chunks
+        ]
+    return [
+        {
+            "path": r.file.path,
+            "chunk_index": p.chunk_index,
+            "text": p.text,
+            "char_start": p.char_start,
+            "char_end": p.char_end,
+            "tokens": p.tokens,
         }
-    return {
-        "path": path,
-        "chunk_index": c.chunk_index,
-        "text": c.text,
-        "char_start": c.char_start,
-        "char_end": c.char_end,
-        "tokens": c.tokens,
-    }
+        for p in r.pieces
+    ]
 
 
 def _table(results: list[ChunkedFile]) -> str:
     rows: list[tuple[str, str, str, str, str]] = []
     total_bytes = largest = count = 0
     for r in results:
-        newlines: list[int] | None = None
         for c in r.chunks:
-            if isinstance(c, Chunk):
-                index, heading, text = c.index, c.heading, c.content
-                first, last = c.start_line, c.end_line
-            else:
-                if newlines is None:  # offsets count in the prepared text, and so do lines
-                    prepared = prepare(r.file.text)
-                    newlines = [m.start() for m in re.finditer("\n", prepared)]
-                index, heading, text = c.chunk_index, "", c.text
-                first = bisect.bisect_left(newlines, c.char_start) + 1
-                last = bisect.bisect_left(newlines, c.char_end - 1) + 1
+            index, heading, text = c.index, c.heading, c.content
+            first, last = c.start_line, c.end_line
             size = len(text.encode())
             total_bytes += size
             largest = max(largest, size)

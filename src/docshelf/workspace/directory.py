@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from docshelf.chunking import Kind, kind_of
+from docshelf.chunking import kind_of
 from docshelf.config import (
     MAX_DOC_BYTES,
 )
@@ -122,15 +122,27 @@ class _Walk:
     files: list[DocFile] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
+    # `docshelf chunk` logs nothing while it walks: it refuses what must be fixed (each skip
+    # logged at WARNING) and reports the rest itself.
+    quiet: bool = False
+    problems: set[str] = field(default_factory=set)
+
+    def skip(self, path: str, reason: str, level: int = logging.INFO) -> None:
+        if level >= logging.WARNING:
+            self.problems.add(path)
+        self.skipped.append(Skipped(path, reason) if self.quiet else skip(path, reason, level))
 
 
 def _read_directory(path: Path, roots: tuple[str, ...]) -> Docs:
+    return _walk_roots(path, roots, _Walk())
+
+
+def _walk_roots(path: Path, roots: tuple[str, ...], found: _Walk) -> Docs:
     try:
         # The workspace itself may be reached through a link the user named; nothing below it is.
         top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as e:
         raise unreadable(path, e) from e
-    found = _Walk()
     try:
         for root in roots:
             _read_root(top, root, found)
@@ -203,7 +215,7 @@ def _names(fd: int, rel: str, found: _Walk) -> Iterator[str]:
         with os.scandir(fd) as entries:
             names = sorted(entry.name for entry in entries)
     except OSError as e:
-        found.skipped.append(skip(rel or ".", f"cannot be read ({e.strerror})", logging.WARNING))
+        found.skip(rel or ".", f"cannot be read ({e.strerror})", logging.WARNING)
         names = []
     return iter(names)
 
@@ -216,22 +228,22 @@ def _open_entry(parent: int, name: str, rel: str, found: _Walk) -> tuple[int, bo
     except FileNotFoundError:
         return None
     except OSError as e:
-        found.skipped.append(skip(rel, f"cannot be read ({e.strerror})", logging.WARNING))
+        found.skip(rel, f"cannot be read ({e.strerror})", logging.WARNING)
         return None
     is_dir = stat.S_ISDIR(info.st_mode)
     if stat.S_ISLNK(info.st_mode):
-        found.skipped.append(skip(rel, SYMLINK))
+        found.skip(rel, SYMLINK)
         return None
     if not is_dir and kind_of(name) is None:
         return None
     if not is_utf8(rel):
-        found.skipped.append(skip(rel, NAME_NOT_UTF8, logging.WARNING))
+        found.skip(rel, NAME_NOT_UTF8, logging.WARNING)
         return None
     if CONTROL_CHARS.search(name):
-        found.skipped.append(skip(rel, NAME_CONTROL, logging.WARNING))
+        found.skip(rel, NAME_CONTROL, logging.WARNING)
         return None
     if not is_dir and not stat.S_ISREG(info.st_mode):
-        found.skipped.append(skip(rel, NOT_REGULAR))
+        found.skip(rel, NOT_REGULAR)
         return None
     try:
         fd = os.open(name, _DIR_FLAGS if is_dir else _FILE_FLAGS, dir_fd=parent)
@@ -240,13 +252,13 @@ def _open_entry(parent: int, name: str, rel: str, found: _Walk) -> tuple[int, bo
     except OSError as e:
         # ELOOP (a file) or ENOTDIR (a directory): swapped for a link since the stat above.
         if e.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(parent, name):
-            found.skipped.append(skip(rel, SYMLINK))
+            found.skip(rel, SYMLINK)
         else:
-            found.skipped.append(skip(rel, f"cannot be read ({e.strerror})", logging.WARNING))
+            found.skip(rel, f"cannot be read ({e.strerror})", logging.WARNING)
         return None
     if stat.S_ISDIR(os.fstat(fd).st_mode) != is_dir:
         os.close(fd)
-        found.skipped.append(skip(rel, "changed while being read", logging.WARNING))
+        found.skip(rel, "changed while being read", logging.WARNING)
         return None
     return fd, is_dir
 
@@ -267,22 +279,22 @@ def _read_file(fd: int, rel: str, found: _Walk) -> None:
             return
         found.seen.add(rel)
         if not stat.S_ISREG(info.st_mode):
-            found.skipped.append(skip(rel, NOT_REGULAR))
+            found.skip(rel, NOT_REGULAR)
             return
         if info.st_size > MAX_DOC_BYTES:
-            found.skipped.append(skip(rel, too_big(info.st_size)))
+            found.skip(rel, too_big(info.st_size))
             return
         try:
             data = file.read(MAX_DOC_BYTES + 1)
         except OSError as e:
-            found.skipped.append(skip(rel, f"cannot be read ({e.strerror})", logging.WARNING))
+            found.skip(rel, f"cannot be read ({e.strerror})", logging.WARNING)
             return
     if len(data) > MAX_DOC_BYTES:
-        found.skipped.append(skip(rel, f"over the {MAX_DOC_BYTES}-byte limit"))
+        found.skip(rel, f"over the {MAX_DOC_BYTES}-byte limit")
         return
     text, reason = decoded(data)
     if text is None:
-        found.skipped.append(skip(rel, reason, logging.WARNING))
+        found.skip(rel, reason, logging.WARNING)
     else:
         found.files.append(DocFile(rel, text, kind))
 
@@ -300,53 +312,61 @@ def _digest(docs: Docs) -> str:
     return h.hexdigest()
 
 
-def read_local(paths: Iterable[Path]) -> list[DocFile]:
-    """Read the named files, and every documentation file below the named directories.
+def read_local(paths: Iterable[Path]) -> Docs:
+    """Read the named files, and every documentation file below the named directories, by the
+    walk that a plain directory's index takes: what is read and what is skipped are the same.
 
     A named file is read whatever its suffix (as Markdown unless it ends in .txt), with its path
-    as given; a file found below a directory has its path relative to that directory.
+    as given; a file found below a directory has its path relative to that directory. Below a
+    directory, what the index skips without a warning (a symbolic link, a file over the size
+    limit, a special file) is returned as skipped; what it warns about is refused.
 
     Raises:
         WorkspaceError: a path is missing or cannot be read, a directory holds no documentation,
-            or a file or its name is not UTF-8.
+            or a file or its name is not UTF-8 text.
     """
     files: list[DocFile] = []
+    skipped: list[Skipped] = []
     for root in paths:
         try:
             is_dir, exists = root.is_dir(), root.exists()
         except OSError as e:
             raise unreadable(root, e) from e
         if is_dir:
-            found = _walk(root)
-            if not found:
+            found = _Walk(quiet=True)
+            docs = _walk_roots(root, (".",), found)
+            for skip_ in docs.skipped:
+                if skip_.path in found.problems:
+                    raise _refusal(root, skip_)
+            if not docs.files:
                 raise WorkspaceError(
                     f"{shown(root)}: no documentation files ({suffixes()}) below this directory; "
                     "name a directory that holds some, or the files themselves"
                 )
-            files.extend(DocFile(rel, _read(root / rel), kind) for rel, kind in found)
+            files.extend(docs.files)
+            skipped.extend(docs.skipped)
         elif exists:
             path = _utf8_path(root.as_posix())
             files.append(DocFile(path, _read(root), kind_of(root.name) or "markdown"))
         else:
             raise WorkspaceError(f"{shown(root)}: no such file or directory; check the path")
-    return files
+    return Docs(files, skipped)
 
 
-def _walk(root: Path) -> list[tuple[str, Kind]]:
-    def fail(e: OSError) -> None:
-        raise unreadable(Path(e.filename or root), e)
-
-    found: list[tuple[str, Kind]] = []
-    for dirpath, dirnames, filenames in os.walk(root, onerror=fail):
-        here = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not (here / d).is_symlink())
-        for name in sorted(filenames):
-            kind = kind_of(name)
-            full = here / name
-            if kind is not None and not full.is_symlink() and full.is_file():
-                found.append((_utf8_path(full.relative_to(root).as_posix()), kind))
-    found.sort()
-    return found
+def _refusal(root: Path, skipped: Skipped) -> WorkspaceError:
+    """What `docshelf chunk` says of a file below `root` that the index would warn about."""
+    if skipped.reason in (NAME_NOT_UTF8, NAME_CONTROL):
+        return WorkspaceError(
+            f"{shown(skipped.path)}: the {skipped.reason}; rename the file or leave it out"
+        )
+    path = root / skipped.path
+    if skipped.reason.startswith(BINARY):
+        return WorkspaceError(f"{shown(path)}: {skipped.reason}; name only text files")
+    if skipped.reason.startswith("not UTF-8"):
+        return WorkspaceError(
+            f"{shown(path)}: {skipped.reason}; convert it to UTF-8 or leave it out"
+        )
+    return WorkspaceError(f"{shown(path)}: {skipped.reason}; check the path and its permissions")
 
 
 def _utf8_path(path: str) -> str:
