@@ -449,6 +449,26 @@ def test_password_in_a_url_never_appears_in_a_name_or_a_message(mirrors: Path) -
     assert not any("s3cret" in p.name for p in mirrors.iterdir())
 
 
+def test_password_in_a_url_without_a_path_never_names_the_mirror(
+    tmp_path: Path, mirrors: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A git whose clone succeeds: it makes the folder it is given (the last argument).
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "git"
+    fake.write_text('#!/bin/sh\nfor last; do :; done\n/bin/mkdir -p "$last"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    for url in ("https://alice:s3cret-pw@example.invalid", "https://s3cret-token@example.invalid/"):
+        ws = open_workspace(url, mirrors_dir=mirrors)
+        assert isinstance(ws, GitWorkspace)
+        assert "s3cret" not in ws.name
+        assert ws.git_dir.parent == mirrors
+    names = [p.name for p in mirrors.iterdir()]
+    assert len(names) == 2
+    assert not any("s3cret" in name for name in names), names
+
+
 def test_git_output_that_repeats_the_url_is_cleared_of_its_password(
     tmp_path: Path, mirrors: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -27,7 +27,8 @@ def open_url(
     display = redact_url(url)
     digest = hashlib.sha256(url.encode("utf-8", "surrogateescape")).hexdigest()
     mirrors_dir = Path(os.path.abspath(mirrors_dir))
-    mirror = mirrors_dir / f"{_readable_name(url)}-{digest[:16]}.git"
+    # Named from the URL without its secrets: a path-less URL would name it by its password.
+    mirror = mirrors_dir / f"{_readable_name(display)}-{digest[:16]}.git"
     fresh = False
     if not mirror.exists():
         try:
