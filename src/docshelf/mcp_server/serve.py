@@ -1,0 +1,143 @@
+"""Serving: `docshelf serve`'s one call, on stdio or on HTTP, and the server's background work.
+
+Constraints:
+- The ref a call answers from: its session's pin, else the server's (--ref), else the current
+  ref, which moves as syncs land. The server's pin is held until the server stops.
+- Indexing never happens per session or per query: only the background sync indexes, in a
+  thread of its own that outlives a failed step; a warm-up search at start loads the model so
+  that the first real call does not wait for it.
+- Talks to app.Service only (current, pin, warm_up, sync, can_sync), never to its parts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+
+import anyio
+
+from docshelf.app import Service
+from docshelf.errors import ConfigError, DocshelfError
+from docshelf.mcp_server.http import (
+    HttpOptions,
+    _serve_http,
+    build_http_app,
+    check_http_options,
+    listen,
+)
+from docshelf.mcp_server.stdio import _serve_stdio
+from docshelf.mcp_server.tool import build_server
+from docshelf.search import SHORT_REF
+from docshelf.workspace import shown
+
+log = logging.getLogger("docshelf.mcp")
+
+# The server asks itself this at start, in a background thread, so that the first real call does
+# not wait for the model to load (seconds on a CPU) and for the current ref's vectors to be read.
+WARM_UP_QUERY = "documentation"
+
+# On shutdown the background sync gets this long to finish its step; the indexer writes a ref all
+# or nothing, so one cut short leaves nothing behind.
+SYNC_STOP_SECONDS = 10.0
+
+
+class _Background:
+    """The server's background threads: a warm-up at start, and the periodic sync."""
+
+    def __init__(self, service: Service, sync_interval: float | None) -> None:
+        self._service = service
+        self._interval = sync_interval
+        self._stop = threading.Event()
+        self._sync: threading.Thread | None = None
+
+    def start(self) -> None:
+        threading.Thread(target=self._warm_up, name="docshelf-warm-up", daemon=True).start()
+        if self._interval is not None:
+            self._sync = threading.Thread(
+                target=self._sync_forever, name="docshelf-sync", daemon=True
+            )
+            self._sync.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._sync is not None:
+            self._sync.join(SYNC_STOP_SECONDS)
+
+    def _warm_up(self) -> None:
+        started = time.perf_counter()
+        try:
+            self._service.warm_up(WARM_UP_QUERY)
+        except DocshelfError as e:
+            log.warning("%s", e)
+            return
+        log.info("ready: the first search took %.1f s", time.perf_counter() - started)
+
+    def _sync_forever(self) -> None:
+        assert self._interval is not None
+        while not self._stop.is_set():
+            try:
+                result = self._service.sync()
+            except Exception:  # the loop must outlive a bug in one step
+                log.exception("syncing %s", shown(self._service.workspace))
+                result = None
+            if result is not None and not result.already_indexed:
+                log.info(
+                    "indexed %s: %d chunks (%d embedded, %d reused) in %.1f s",
+                    result.ref[:SHORT_REF],
+                    result.chunks,
+                    result.embedded,
+                    result.reused,
+                    result.seconds,
+                )
+            self._stop.wait(self._interval)
+
+
+def serve(
+    service: Service,
+    *,
+    ref: str | None = None,
+    http: HttpOptions | None = None,
+    sync_interval: float | None = None,
+) -> None:
+    """Serve docs_search until stdin closes (stdio) or the process is stopped (HTTP, or a
+    signal). `ref` pins the stdio session, or over HTTP every session without its own pin.
+
+    Raises:
+        ConfigError: the HTTP options are refused or the address cannot be bound, or there is
+            nothing to sync.
+        WorkspaceError: `ref` names no commit.
+        StoreError: the pin could not be recorded.
+    """
+    if sync_interval is not None and not service.can_sync:
+        raise ConfigError("--sync-interval needs the repository to sync: give SOURCE")
+    sock = None
+    if http is not None:
+        http = check_http_options(http)
+        sock = listen(http.host, http.port)
+        http = dataclasses.replace(http, port=sock.getsockname()[1])
+    release = _nothing
+    try:
+        commit = None
+        if ref is not None:
+            commit, release = service.pin(ref)
+            log.info("pinned to %s (%s)", commit[:SHORT_REF], shown(ref))
+        background = _Background(service, sync_interval)
+        try:
+            if http is None or sock is None:
+                server = build_server(service, ref=commit)
+                anyio.run(_serve_stdio, server, background.start, release)
+            else:
+                background.start()
+                _serve_http(build_http_app(service, http, ref=commit), sock)
+        finally:
+            background.stop()
+    finally:
+        release()
+        if sock is not None:
+            sock.close()
+
+
+def _nothing() -> None:
+    pass
