@@ -28,8 +28,8 @@ from docshelf.stores.postgres import (
     PINS_LOCK_SEED,
     SEARCH_SQL,
     PostgresStore,
-    without_password,
 )
+from docshelf.stores.postgres_errors import without_password
 
 MODEL = "test-model"
 DIM = 64

@@ -20,7 +20,8 @@ from docshelf.errors import StoreError
 from docshelf.rows import ChunkRow
 from docshelf.stores import sqlite as sqlite_module
 from docshelf.stores.migrations import migrations
-from docshelf.stores.sqlite import BM25_WEIGHTS, MATRIX_CACHE_REFS, SQLiteStore, fts_query
+from docshelf.stores.sqlite import BM25_WEIGHTS, SQLiteStore, fts_query
+from docshelf.stores.sqlite_vectors import MATRIX_CACHE_REFS
 from tests.stores.test_contract import DIM, MODEL, rows, unit
 
 

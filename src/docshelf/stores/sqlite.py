@@ -3,46 +3,43 @@
 - WAL mode, so searches go on while an index is written; every write is one IMMEDIATE
   transaction, so a ref has all of its rows or none, and a failure leaves the old rows.
 - Vectors are float32 blobs. A search multiplies the query by the ref's matrix, loaded once and
-  kept in memory; the ref's largest row id (ids are never reused) tells when it changed, also when
-  another process wrote it, so a stale matrix is never served.
+  kept in memory, and never stale (sqlite_vectors.py).
 - Full text: FTS5 with the porter stemmer over path, heading and content, ranked by bm25().
 - Each thread has its own connection: sqlite3 connections must not be shared across threads.
 - Pins are rows whose lease is unix seconds from time.time(); a prune reads them inside its own
   IMMEDIATE transaction, which every other writer (add_pin among them) waits for.
-- The indexing lock of a workspace is an flock on a file beside the database, so the kernel
-  releases it when its holder exits, however it exits; a lock per file in this process makes the
-  threads of one process wait for each other as plainly.
+- The indexing lock of a workspace is an flock on a file beside the database (sqlite_lock.py).
+- The checks of arguments, rows and query vectors are both stores' (common.py).
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import os
 import re
 import sqlite3
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from docshelf.errors import StoreError
-from docshelf.rows import ChunkRow, StoredHit, Vector, check_unit, unit_query
-from docshelf.stores.migrations import migrations
-from docshelf.stores.pins import (
-    LOCK_POLL_SECONDS,
+from docshelf.rows import ChunkRow, StoredHit, Vector
+from docshelf.stores import sqlite_lock
+from docshelf.stores.common import (
     check_lease,
-    check_timeout,
-    lock_busy,
+    check_model,
+    check_open_arguments,
     new_pin_id,
+    no_store,
+    query_vector,
+    row_embedding,
 )
+from docshelf.stores.migrations import migrations
+from docshelf.stores.sqlite_schema import migrate, now
+from docshelf.stores.sqlite_vectors import HALF_PRECISION_MIN_ROWS, MatrixCache, top_k
 
 # Seconds a connection waits for another process's write to finish before it gives up: an index
 # write of a large ref takes a few seconds; a minute means something is stuck.
@@ -53,22 +50,6 @@ BUSY_TIMEOUT_SECONDS = 60.0
 # store together: `docshelf serve` and `docshelf index`, say). The switch is tried again this often
 # until BUSY_TIMEOUT_SECONDS have passed.
 WAL_RETRY_SECONDS = 0.01
-
-# Refs whose vector matrices stay in memory: current and a few pinned ones. 100k chunks of 384
-# dimensions take 150 MB, so the cache is bounded.
-MATRIX_CACHE_REFS = 4
-
-# Refs of at least this many chunks are searched through a float16 copy of their vectors, with
-# torch: a search of float32 rows reads the whole matrix (150 MB at 100k chunks) and is bound by
-# memory bandwidth; float16 halves what is read. The float16 scores are only a first pass: every
-# chunk that could still be in the top k, given a bound on float16's rounding, is scored again
-# exactly from its stored float32 vector, so the results are exact. Smaller refs are searched in
-# float32 with numpy, and never load torch.
-HALF_PRECISION_MIN_ROWS = 20_000
-
-# Added to the bound on a float16 score's error, for the rounding of its float32 accumulation
-# (at most about 384 * 2**-24 for unit vectors, 40 times less than this).
-ACCUMULATION_SLACK = 1e-3
 
 # Full-text queries use at most this many words; a pasted page must not become a huge query.
 MAX_QUERY_TERMS = 64
@@ -97,25 +78,7 @@ STOP_WORDS = frozenset(_STOP_LIST.split())
 
 _WORD = re.compile(r"\w+")
 
-# Hex digits of a workspace's hash in the name of its lock file: any workspace name becomes a safe
-# file name, and 64 bits keep two workspaces of one store from sharing a file.
-LOCK_NAME_HEX_DIGITS = 16
-
-# The indexing lock file is for this user only, as the database should be.
-LOCK_FILE_MODE = 0o600
-
 _SELECT_HIT = "SELECT id, path, chunk, heading, content, start_line, end_line FROM chunks"
-
-
-@dataclass(frozen=True, slots=True)
-class _Matrix:
-    token: int  # the ref's largest row id when loaded
-    ids: np.ndarray[Any, np.dtype[np.int64]]
-    # float32 rows of a small ref; a large one keeps only `half`, a float16 torch tensor.
-    vectors: Vector | None
-    half: Any = None
-    # The largest distance of a float16 row from its float32 original.
-    half_error: float = 0.0
 
 
 class SQLiteStore:
@@ -129,7 +92,6 @@ class SQLiteStore:
         half_precision_rows: int = HALF_PRECISION_MIN_ROWS,
     ) -> None:
         self.path = path
-        self.half_precision_rows = half_precision_rows
         self.location = str(path)
         self.model_id = model_id
         self.dim = dim
@@ -137,8 +99,7 @@ class SQLiteStore:
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self._write_lock = threading.Lock()
-        self._matrices: OrderedDict[tuple[str, str], _Matrix] = OrderedDict()
-        self._matrices_lock = threading.Lock()
+        self._matrices = MatrixCache(half_precision_rows)
         self._closed = False
 
     @classmethod
@@ -156,15 +117,10 @@ class SQLiteStore:
             StoreError: the file cannot be opened or created, is not a docshelf store, or was
                 created for another model or width; or it does not exist and no model is given.
         """
-        if (model_id is None) != (dim is None):
-            raise ValueError("give both model_id and dim, or neither")
+        check_open_arguments(model_id, dim)
         if not path.exists():
             if model_id is None:
-                raise StoreError(
-                    f"no docshelf store at {path}: nothing is indexed there yet. "
-                    "Check --store and DOCSHELF_STORE, or index into this store first with "
-                    "docshelf index"
-                )
+                raise no_store(f"at {path}")
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
@@ -242,49 +198,15 @@ class SQLiteStore:
 
     def _migrate(self, model_id: str | None, dim: int | None) -> None:
         with self._transaction("upgrading the schema") as conn:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations "
-                "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-            )
-            applied = {v for (v,) in conn.execute("SELECT version FROM schema_migrations")}
-            known = migrations("sqlite")
-            newer = sorted(applied - {v for v, _, _ in known})
-            if newer:
-                raise StoreError(
-                    f"the store {self.path} has schema version {newer[-1]}, newer than this "
-                    f"docshelf knows ({len(known)}): upgrade docshelf to use it"
-                )
-            pending = [m for m in known if m[0] not in applied]
-            if pending and not applied and model_id is None:
-                raise StoreError(
-                    f"{self.path} is not a docshelf store, or nothing is indexed there yet. "
-                    "Check --store and DOCSHELF_STORE, or index into this store first with "
-                    "docshelf index"
-                )
-            for version, name, sql in pending:
-                # executescript would commit the open transaction; run statement by statement.
-                for statement in _statements(sql):
-                    conn.execute(statement)
-                conn.execute(
-                    "INSERT INTO schema_migrations VALUES (?, ?, ?)", (version, name, _now())
-                )
-            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-            if not meta:
-                assert model_id is not None and dim is not None
-                conn.executemany(
-                    "INSERT INTO meta VALUES (?, ?)",
-                    [("model_id", model_id), ("dim", str(dim))],
-                )
-                meta = {"model_id": model_id, "dim": str(dim)}
-        stored_model, stored_dim = meta["model_id"], int(meta["dim"])
-        if model_id is not None and (stored_model, stored_dim) != (model_id, dim):
-            raise StoreError(
-                f"the store {self.path} holds embeddings of {stored_model} ({stored_dim} "
-                f"dimensions), but the configured embedder is {model_id} ({dim} dimensions). "
-                "Use a new store (--store PATH) for the new model, or delete this file and index "
-                f"again with it; or configure {stored_model} again"
-            )
-        self.model_id, self.dim = stored_model, stored_dim
+            stored = migrate(conn, self.location, migrations("sqlite"), model_id, dim)
+        check_model(
+            self.location,
+            stored,
+            (model_id, dim),
+            new_store="--store PATH",
+            start_over="delete this file",
+        )
+        self.model_id, self.dim = stored
 
     def close(self) -> None:
         self._closed = True
@@ -292,8 +214,7 @@ class SQLiteStore:
             for conn in self._connections:
                 conn.close()
             self._connections.clear()
-        with self._matrices_lock:
-            self._matrices.clear()
+        self._matrices.clear()
         self._local = threading.local()
 
     def __enter__(self) -> SQLiteStore:
@@ -321,22 +242,8 @@ class SQLiteStore:
         self._forget(workspace, ref)
 
     def _blob(self, row: ChunkRow) -> bytes | None:
-        vector = row.embedding
-        if vector is None:
-            if self.dim:
-                raise StoreError(
-                    f"chunk {row.chunk} of {row.path} has no embedding, but the store holds "
-                    f"{self.model_id} vectors; embed it first"
-                )
-            return None
-        if vector.shape != (self.dim,) or vector.dtype != np.float32:
-            raise StoreError(
-                f"chunk {row.chunk} of {row.path} has a {vector.dtype} embedding of shape "
-                f"{vector.shape}, but the store holds {self.dim}-dimensional float32 "
-                f"{self.model_id} vectors"
-            )
-        check_unit(vector, row)
-        return np.asarray(vector, dtype="<f4").tobytes()
+        vector = row_embedding(row, location=self.location, model_id=self.model_id, dim=self.dim)
+        return None if vector is None else np.asarray(vector, dtype="<f4").tobytes()
 
     def prune(self, workspace: str, keep_refs: Iterable[str]) -> int:
         """Delete every ref of `workspace` but `keep_refs` and the pinned refs, and the
@@ -373,7 +280,7 @@ class SQLiteStore:
             conn.execute(
                 "INSERT INTO current_ref VALUES (?, ?, ?) ON CONFLICT (workspace) "
                 "DO UPDATE SET ref = excluded.ref, updated_at = excluded.updated_at",
-                (workspace, ref, _now()),
+                (workspace, ref, now()),
             )
 
     # -- pins and the indexing lock --------------------------------------------------------
@@ -444,29 +351,8 @@ class SQLiteStore:
             StoreError: another holder kept the lock for the whole wait, or its file beside the
                 store cannot be opened.
         """
-        waited = check_timeout(timeout_seconds)
-        deadline = time.monotonic() + waited
-        lock_path = self._lock_path(workspace)
-        in_process = _PROCESS_LOCKS.get(os.path.realpath(lock_path))
-        if not in_process.acquire(timeout=_lock_wait(deadline)):
-            raise lock_busy(workspace, self.location, waited)
-        try:
-            fd = _open_lock_file(lock_path)
-            try:
-                _flock_until(fd, deadline, lambda: lock_busy(workspace, self.location, waited))
-                try:
-                    yield
-                finally:
-                    # Also for a child that was forked with this descriptor and shares the lock.
-                    fcntl.flock(fd, fcntl.LOCK_UN)
-            finally:
-                os.close(fd)
-        finally:
-            in_process.release()
-
-    def _lock_path(self, workspace: str) -> Path:
-        digest = hashlib.sha256(workspace.encode("utf-8", "surrogatepass")).hexdigest()
-        return self.path.with_name(f"{self.path.name}.{digest[:LOCK_NAME_HEX_DIGITS]}.lock")
+        with sqlite_lock.workspace_lock(self.path, self.location, workspace, timeout_seconds):
+            yield
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -537,28 +423,17 @@ class SQLiteStore:
             StoreError: the store cannot be read, holds no vectors, or `vector` has another
                 width or is not a finite, non-zero vector.
         """
-        if not self.dim:
-            raise StoreError(
-                f"the store {self.path} holds no embeddings (it was made with the none "
-                "embedder); search it by text"
-            )
-        query = unit_query(vector, self.dim, self.model_id)
+        query = query_vector(vector, location=self.location, model_id=self.model_id, dim=self.dim)
         if k < 1:
             return []
         conn = self._connect()
         with self._errors(f"searching ref {ref}"), _snapshot(conn):
             # The matrix and the rows of the hits come from one snapshot: a write of the same
             # ref between the two reads would otherwise leave ids whose rows are gone.
-            matrix = self._matrix(conn, workspace, ref)
-            n = len(matrix.ids)
-            if n == 0:
+            matrix = self._matrices.load(conn, workspace, ref, self.dim)
+            if len(matrix.ids) == 0:
                 return []
-            if matrix.vectors is not None:
-                scores = matrix.vectors @ query
-                top = np.argpartition(scores, -k)[-k:] if k < n else np.arange(n)
-                score_of = {int(matrix.ids[i]): float(scores[i]) for i in top}
-            else:
-                score_of = self._half_precision_top(conn, matrix, query, k)
+            score_of = top_k(conn, matrix, query, k)
             ids = list(score_of)
             rows = conn.execute(
                 f"{_SELECT_HIT} WHERE id IN ({','.join('?' * len(ids))})", ids
@@ -614,99 +489,8 @@ class SQLiteStore:
                 ).fetchall()
         return [StoredHit.from_columns(row[:6], row[6]) for row in found]
 
-    def _half_precision_top(
-        self, conn: sqlite3.Connection, matrix: _Matrix, query: Vector, k: int
-    ) -> dict[int, float]:
-        """The exact top k of a large ref: float16 scores pick the candidates, float32 rows
-        score them."""
-        import torch  # noqa: PLC0415 - only large refs need it; see HALF_PRECISION_MIN_ROWS
-
-        n = len(matrix.ids)
-        query_half = query.astype(np.float16)
-        approx = torch.mv(matrix.half, torch.from_numpy(query_half)).float().numpy()
-        # Every float16 score is within `margin` of the exact one, so a chunk of the exact top k
-        # scores at least (k-th best float16 score - 2 * margin) in float16.
-        query_error = float(np.linalg.norm(query.astype(np.float64) - query_half))
-        margin = matrix.half_error + query_error * (1 + matrix.half_error) + ACCUMULATION_SLACK
-        if k < n:
-            kth = float(np.partition(approx, n - k)[n - k])
-            candidates = matrix.ids[approx >= kth - 2 * margin]
-        else:
-            candidates = matrix.ids
-        exact: dict[int, float] = {}
-        step = 500  # ids per statement, well below SQLite's limit on parameters
-        for i in range(0, len(candidates), step):
-            part = [int(c) for c in candidates[i : i + step]]
-            for row_id, blob in conn.execute(
-                f"SELECT id, embedding FROM chunks WHERE id IN ({','.join('?' * len(part))})",
-                part,
-            ):
-                exact[row_id] = float(np.frombuffer(blob, dtype="<f4") @ query)
-        best = sorted(exact.items(), key=lambda item: -item[1])[:k]
-        return dict(best)
-
-    def _matrix(self, conn: sqlite3.Connection, workspace: str, ref: str) -> _Matrix:
-        """The ref's ids and vectors, from the cache while the ref is unchanged; call inside a
-        read snapshot."""
-        key = (workspace, ref)
-        (token,) = conn.execute(
-            "SELECT max(id) FROM chunks WHERE workspace = ? AND ref = ?", key
-        ).fetchone()
-        if token is None:  # nothing indexed: not worth a place in the cache
-            return _Matrix(-1, np.zeros(0, dtype=np.int64), np.zeros((0, self.dim), np.float32))
-        with self._matrices_lock:
-            cached = self._matrices.get(key)
-            if cached is not None and cached.token == token:
-                self._matrices.move_to_end(key)
-                return cached
-        rows = conn.execute(
-            "SELECT id, embedding FROM chunks WHERE workspace = ? AND ref = ? ORDER BY id", key
-        ).fetchall()
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        blob = b"".join(r[1] for r in rows)
-        vectors = np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), self.dim)
-        if len(rows) >= self.half_precision_rows:
-            matrix = _half_matrix(int(token), ids, vectors)
-        else:
-            matrix = _Matrix(int(token), ids, vectors)
-        with self._matrices_lock:
-            self._matrices[key] = matrix
-            self._matrices.move_to_end(key)
-            while len(self._matrices) > MATRIX_CACHE_REFS:
-                self._matrices.popitem(last=False)
-        return matrix
-
     def _forget(self, workspace: str, ref: str) -> None:
-        with self._matrices_lock:
-            self._matrices.pop((workspace, ref), None)
-
-
-class _ProcessLocks:
-    """One threading lock per lock file, shared by every store object of this process."""
-
-    def __init__(self) -> None:
-        self._guard = threading.Lock()
-        self._locks: dict[str, threading.Lock] = {}
-
-    def get(self, key: str) -> threading.Lock:
-        with self._guard:
-            return self._locks.setdefault(key, threading.Lock())
-
-    def reset(self) -> None:
-        # In a forked child only its forking thread runs: locks held by the parent's other
-        # threads would never be released there. The flock still excludes the parent.
-        self._guard = threading.Lock()
-        self._locks = {}
-
-
-_PROCESS_LOCKS = _ProcessLocks()
-os.register_at_fork(after_in_child=_PROCESS_LOCKS.reset)
-
-
-def _lock_wait(deadline: float) -> float:
-    """What threading.Lock.acquire takes as the time left: -1 for as long as it takes."""
-    left = deadline - time.monotonic()
-    return -1 if left > threading.TIMEOUT_MAX else max(left, 0.0)
+        self._matrices.forget(workspace, ref)
 
 
 def _use_wal(conn: sqlite3.Connection) -> None:
@@ -748,41 +532,6 @@ def _advice(error: sqlite3.Error, path: Path) -> str | None:
     return None
 
 
-def _open_lock_file(path: Path) -> int:
-    try:
-        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, LOCK_FILE_MODE)
-    except OSError as e:
-        raise StoreError(
-            f"cannot open the indexing lock file {path}: {e.strerror}. Check that this user may "
-            "write the store's folder"
-        ) from e
-
-
-def _flock_until(fd: int, deadline: float, busy: Callable[[], StoreError]) -> None:
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise busy() from None
-            time.sleep(min(LOCK_POLL_SECONDS, left))
-        except OSError as e:
-            raise StoreError(
-                f"cannot lock the indexing lock file: {e.strerror}. Keep the store on a local "
-                "file system, which supports flock"
-            ) from e
-
-
-def _half_matrix(token: int, ids: np.ndarray[Any, np.dtype[np.int64]], vectors: Vector) -> _Matrix:
-    import torch  # noqa: PLC0415 - see HALF_PRECISION_MIN_ROWS
-
-    half = vectors.astype(np.float16)
-    error = float(np.linalg.norm(vectors.astype(np.float64) - half, axis=1).max())
-    return _Matrix(token, ids, None, torch.from_numpy(half), error)
-
-
 @contextmanager
 def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
     """A read transaction: every query inside sees the same committed state."""
@@ -805,22 +554,3 @@ def fts_query(query: str) -> str | None:
     if not meaningful:
         return None
     return " OR ".join(f'"{w}"' for w in meaningful[:MAX_QUERY_TERMS])
-
-
-def _statements(sql: str) -> list[str]:
-    """The statements of a migration file; a trigger body's inner semicolons stay inside."""
-    statements, current = [], ""
-    for line in sql.splitlines(keepends=True):
-        if not current and (not line.strip() or line.lstrip().startswith("--")):
-            continue
-        current += line
-        if sqlite3.complete_statement(current):
-            statements.append(current.strip())
-            current = ""
-    if current.strip():
-        raise RuntimeError(f"incomplete statement in a migration: {current[:80]!r}")
-    return statements
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
