@@ -674,8 +674,25 @@ def _table(results: list[ChunkedFile]) -> str:
 
 
 def _write(text: str) -> None:
-    sys.stdout.buffer.write(text.encode())
-    sys.stdout.flush()
+    """Print `text` on stdout. A reader that went away (docshelf chunk docs | head) is not an
+    error: the command ends there, with status 0 and nothing on stderr.
+
+    A pipe whose reader has gone takes part of a write and refuses the rest, so the text is
+    written until all of it is taken, and only then does the refusal show (click would turn it
+    into exit status 1). Python flushes stdout once more on exit, which would fail too: stdout
+    is pointed at /dev/null first.
+    """
+    out = sys.stdout.buffer
+    data = memoryview(text.encode())
+    try:
+        while data:
+            data = data[out.write(data) :]
+        out.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        raise SystemExit(0) from None
 
 
 def main() -> None:
@@ -693,6 +710,4 @@ def main() -> None:
     except DocshelfError as e:
         click.echo(f"docshelf: error: {e}", err=True)
         sys.exit(1)
-    except BrokenPipeError:
-        sys.stderr.close()  # the reader went away (docshelf chunk docs | head): not an error
-        sys.exit(0)
+
