@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import socket
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from docshelf.chunking import Chunk, chunk_file, embedding_input
@@ -35,6 +33,7 @@ from docshelf.config import (
     REFRESH_TIMEOUT_SECONDS,
 )
 from docshelf.errors import DocshelfError, IndexingError
+from docshelf.pins import PinKeeper, default_holder
 from docshelf.rows import ChunkRow, Vector
 from docshelf.workspace import DocFile, Docs, Skipped
 
@@ -138,11 +137,6 @@ def file_chunks(file: DocFile) -> list[Chunk]:
     return chunk_file(file.path, file.text, file.kind)
 
 
-def default_holder() -> str:
-    """Who holds a pin, as shown by `docshelf status`: this host and process."""
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
 class _FifoLock:
     """A lock granted in the order it was asked for; a waiter may give up at a deadline."""
 
@@ -177,16 +171,6 @@ class _FifoLock:
                 self._cond.notify_all()
 
 
-@dataclass(slots=True)
-class _Pins:
-    """The pins this process holds: pin id -> ref, renewed by one background thread."""
-
-    refs: dict[str, str] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    stop: threading.Event = field(default_factory=threading.Event)
-    thread: threading.Thread | None = None
-
-
 class Indexer:
     """Indexes the refs of one workspace into a store, makes them current and prunes the rest."""
 
@@ -210,11 +194,10 @@ class Indexer:
         self._batch_size = batch_size
         self._refresh_timeout = refresh_timeout
         self._lock_timeout = lock_timeout
-        self._pin_lease = pin_lease
         self._holder = holder or default_holder()
         self._runs = _FifoLock()
         self._settled: str | None = None
-        self._pins = _Pins()
+        self._pins = PinKeeper(store, source.name, self._holder, pin_lease)
 
     @property
     def workspace(self) -> str:
@@ -396,8 +379,8 @@ class Indexer:
         self._store.set_current(self.workspace, ref)
         self._settled = None
         try:
-            pruned = self._store.prune(self.workspace, {ref, *self._pinned_here()})
-            pinned = self._store.pinned_refs(self.workspace) | set(self._pinned_here())
+            pruned = self._store.prune(self.workspace, {ref, *self._pins.refs()})
+            pinned = self._store.pinned_refs(self.workspace) | set(self._pins.refs())
         except DocshelfError as e:
             log.warning("pruning workspace %s after making %s current: %s", self.workspace, ref, e)
             return 0, str(e)
@@ -416,85 +399,15 @@ class Indexer:
         Raises:
             StoreError: the pin could not be recorded.
         """
-        pin_id = self._store.add_pin(self.workspace, ref, self._holder, self._pin_lease)
-        with self._pins.lock:
-            self._pins.refs[pin_id] = ref
-            self._start_renewing()
-
-        def release() -> None:
-            with self._pins.lock:
-                if self._pins.refs.pop(pin_id, None) is None:
-                    return
-            try:
-                self._store.remove_pin(pin_id)
-            except DocshelfError as e:  # the lease ends it soon enough
-                log.warning("releasing the pin of %s: %s; it expires with its lease", ref, e)
-
-        return release
+        return self._pins.pin(ref)
 
     def pinned(self) -> list[str]:
         """The refs this process pins, one entry per pin."""
-        return self._pinned_here()
-
-    def _pinned_here(self) -> list[str]:
-        with self._pins.lock:
-            return sorted(self._pins.refs.values())
-
-    def _start_renewing(self) -> None:
-        if self._pins.thread is not None and self._pins.thread.is_alive():
-            return
-        self._pins.stop.clear()
-        self._pins.thread = threading.Thread(
-            target=self._renew_loop, name="docshelf-pins", daemon=True
-        )
-        self._pins.thread.start()
-
-    def _renew_loop(self) -> None:
-        # A third of the lease: two renewals may fail before a pin lapses.
-        while not self._pins.stop.wait(self._pin_lease / 3):
-            with self._pins.lock:
-                held = dict(self._pins.refs)
-            if not held:
-                continue
-            try:
-                alive = self._store.renew_pins(list(held), self._pin_lease)
-            except DocshelfError as e:
-                log.warning("renewing pins: %s; retrying", e)
-                continue
-            for pin_id in held.keys() - alive:
-                self._repin(pin_id, held[pin_id])
-
-    def _repin(self, old: str, ref: str) -> None:
-        """A pin whose lease lapsed (the process was suspended, the store was down) is taken
-        again; its ref may have been pruned meanwhile, and searches then say so."""
-        log.warning("the pin of %s in workspace %s lapsed; pinning it again", ref, self.workspace)
-        try:
-            new = self._store.add_pin(self.workspace, ref, self._holder, self._pin_lease)
-        except DocshelfError as e:
-            log.warning("pinning %s again: %s", ref, e)
-            return
-        with self._pins.lock:
-            if self._pins.refs.pop(old, None) is None:  # released meanwhile
-                drop = True
-            else:
-                self._pins.refs[new] = ref
-                drop = False
-        if drop:
-            self._store.remove_pin(new)
+        return self._pins.refs()
 
     def close(self) -> None:
         """Release every pin this indexer holds and stop renewing them."""
-        self._pins.stop.set()
-        with self._pins.lock:
-            held = list(self._pins.refs)
-            self._pins.refs.clear()
-        for pin_id in held:
-            try:
-                self._store.remove_pin(pin_id)
-            except DocshelfError as e:
-                log.warning("releasing a pin on close: %s; it expires with its lease", e)
-        if self._pins.thread is not None:
-            self._pins.thread.join()
+        self._pins.close()
 
 
 def _ignore(_: Progress) -> None:
