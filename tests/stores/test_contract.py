@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -11,12 +12,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
+import psycopg
 import pytest
 
 from docshelf.errors import ConfigError, StoreError
 from docshelf.rows import ChunkRow, Vector
-from docshelf.stores import SQLiteStore, open_store
+from docshelf.stores import SQLiteStore, is_postgres_url, open_store
+from docshelf.stores.migrations import migrations
 from docshelf.stores.postgres import PostgresStore
+from docshelf.stores.postgres_errors import without_password
 
 MODEL = "test-model"
 DIM = 16
@@ -409,6 +413,170 @@ def test_an_embedding_that_is_not_a_finite_unit_vector_is_refused(
     with pytest.raises(StoreError, match="finite unit vector"):
         store.replace_doc_chunks("ws", "r1", bad)
     assert store.ref_counts("ws") == {"r1": 2}
+
+
+# -- the checks both stores share, in the same words (stores/common.py) ------------------------
+
+
+def shown(location: str) -> str:
+    """How a store's messages name the store at `location`."""
+    return without_password(location) if is_postgres_url(location) else str(Path(location))
+
+
+def refusal(error: pytest.ExceptionInfo[StoreError], location: str) -> str:
+    """The error's message, with the store's name written as <store>."""
+    return str(error.value).replace(shown(location), "<store>")
+
+
+def plain_rows(n: int) -> list[ChunkRow]:
+    return [ChunkRow("a.md", i, "A", f"plain text {i}", 1, 2, f"h{i}", None) for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    "embedding",
+    [
+        pytest.param(unit(1), id="a-vector"),
+        pytest.param(np.zeros(0, dtype=np.float32), id="a-vector-of-width-0"),
+    ],
+)
+def test_a_store_without_embeddings_refuses_a_row_with_a_vector(
+    location: str, embedding: Vector
+) -> None:
+    with open_store(location, model_id="none", dim=0) as s:
+        s.replace_doc_chunks("ws", "r1", plain_rows(2))
+        bad = [*plain_rows(2), ChunkRow("x.md", 0, "X", "x", 1, 1, "x", embedding)]
+        with pytest.raises(StoreError) as refused:
+            s.replace_doc_chunks("ws", "r1", bad)
+        assert refusal(refused, location) == (
+            "chunk 0 of x.md has an embedding, but the store at <store> holds none: it was made "
+            "with the none embedder (model 'none', width 0), for full-text search only. Index "
+            "into it with --embedder none, or give a new store (--store) for this model"
+        )
+        assert s.ref_counts("ws") == {"r1": 2}
+        with pytest.raises(StoreError) as searched:
+            s.search("ws", "r1", unit(1), 3)
+        assert refusal(searched, location) == (
+            "the store at <store> holds no embeddings (it was made with the none embedder); "
+            "search it by text"
+        )
+
+
+def test_a_store_with_a_model_refuses_a_row_without_a_vector(store: Store) -> None:
+    store.replace_doc_chunks("ws", "r1", rows(2, text="old"))
+    bad = rows(3, seed=1, text="new")
+    bad[1] = ChunkRow("x.md", 1, "X", "x", 1, 1, "x", None)
+    with pytest.raises(StoreError) as refused:
+        store.replace_doc_chunks("ws", "r1", bad)
+    assert refusal(refused, store.location) == (
+        "chunk 1 of x.md has no embedding, but the store at <store> holds 16-dimensional "
+        "test-model vectors; embed it with test-model first"
+    )
+    assert store.ref_counts("ws") == {"r1": 2}
+
+
+@pytest.mark.parametrize(
+    ("embedding", "described"),
+    [
+        pytest.param(unit(1, dim=DIM * 2), "float32 and shape (32,)", id="wider"),
+        pytest.param(unit(1, dim=DIM // 2), "float32 and shape (8,)", id="narrower"),
+        pytest.param(unit(1).astype(np.float64), "float64 and shape (16,)", id="float64"),
+        pytest.param(np.stack([unit(1)]), "float32 and shape (1, 16)", id="a-matrix"),
+    ],
+)
+def test_a_row_of_another_width_or_type_is_refused_in_the_same_words(
+    store: Store, embedding: Vector, described: str
+) -> None:
+    store.replace_doc_chunks("ws", "r1", rows(2, text="old"))
+    bad = rows(3, seed=1, text="new")
+    bad[2] = ChunkRow("x.md", 2, "X", "x", 1, 1, "x", embedding)
+    with pytest.raises(StoreError) as refused:
+        store.replace_doc_chunks("ws", "r1", bad)
+    assert refusal(refused, store.location) == (
+        f"chunk 2 of x.md has an embedding of {described}, but the store at <store> holds "
+        "16-dimensional float32 test-model vectors; embed it with test-model"
+    )
+    assert store.ref_counts("ws") == {"r1": 2}
+
+
+def record_migration(location: str, version: int) -> None:
+    """Record in the store's table of migrations one that this docshelf does not have."""
+    name = f"{version:04d}_future.sql"
+    if is_postgres_url(location):
+        with psycopg.connect(location, autocommit=True) as conn:
+            conn.execute(
+                "INSERT INTO docs_schema_migrations (version, name) VALUES (%s, %s)",
+                (version, name),
+            )
+        return
+    with sqlite3.connect(location) as raw:
+        raw.execute("INSERT INTO schema_migrations VALUES (?, ?, 'now')", (version, name))
+    raw.close()
+
+
+@pytest.mark.parametrize("model", [(MODEL, DIM), (None, None)], ids=["with-a-model", "without"])
+def test_a_store_of_a_newer_schema_is_refused_in_the_same_words(
+    location: str, model: tuple[str | None, int | None]
+) -> None:
+    open_store(location, model_id=MODEL, dim=DIM).close()
+    record_migration(location, 99)
+    folder = "postgresql" if is_postgres_url(location) else "sqlite"
+    known = max(v for v, _, _ in migrations(folder))
+    with pytest.raises(StoreError) as refused:
+        open_store(location, model_id=model[0], dim=model[1])
+    assert refusal(refused, location) == (
+        f"the store at <store> has schema version 99, newer than this docshelf knows ({known}): "
+        "upgrade docshelf to use it"
+    )
+
+
+@pytest.mark.parametrize(
+    ("created", "configured"),
+    [
+        pytest.param((MODEL, DIM), ("big-model", 768), id="another-model-and-width"),
+        pytest.param((MODEL, DIM), ("other-model", DIM), id="another-model"),
+        pytest.param(("none", 0), (MODEL, DIM), id="a-model-for-a-store-without-embeddings"),
+        pytest.param((MODEL, DIM), ("none", 0), id="no-embeddings-for-a-store-with-a-model"),
+    ],
+)
+def test_reopening_for_another_model_or_width_is_refused_in_the_same_words(
+    location: str, created: tuple[str, int], configured: tuple[str, int]
+) -> None:
+    open_store(location, model_id=created[0], dim=created[1]).close()
+    with pytest.raises(StoreError) as refused:
+        open_store(location, model_id=configured[0], dim=configured[1])
+    message = refusal(refused, location)
+    assert message.startswith(
+        f"the store at <store> holds embeddings of {created[0]} ({created[1]} dimensions), but "
+        f"the configured embedder is {configured[0]} ({configured[1]} dimensions). Use a new "
+        "store (--store "
+    )
+    assert message.endswith(f" and index again with it; or configure {created[0]} again")
+    with open_store(location, model_id=None, dim=None) as again:  # the store is unchanged
+        assert (again.model_id, again.dim) == created
+
+
+def test_opening_a_place_without_a_store_and_without_a_model_is_refused_in_the_same_words(
+    location: str,
+) -> None:
+    if not is_postgres_url(location):
+        Path(location).touch()  # an existing file, as an existing empty database
+    with pytest.raises(StoreError) as refused:
+        open_store(location, model_id=None, dim=None)
+    message = str(refused.value)
+    assert message.startswith("no docshelf store ")
+    assert f"at {shown(location)}: " in message
+    assert message.endswith(
+        ": nothing is indexed there yet. Check --store and DOCSHELF_STORE, or index into this "
+        "store first with docshelf index"
+    )
+
+
+@pytest.mark.parametrize(("model_id", "dim"), [(MODEL, None), (None, DIM)])
+def test_a_model_without_a_width_or_a_width_without_a_model_is_refused(
+    location: str, model_id: str | None, dim: int | None
+) -> None:
+    with pytest.raises(ValueError, match="give both model_id and dim, or neither"):
+        open_store(location, model_id=model_id, dim=dim)
 
 
 # -- pins ---------------------------------------------------------------------------------------

@@ -29,7 +29,11 @@ Both stores offer the same methods and pass the same contract tests (tests/store
 
 A store records the embedding model and width when it is created, and checks them every time it is
 opened: `model_id`/`dim` are read from the database, never trusted from configuration. The `none`
-embedder is model `none`, width 0: rows without vectors, full-text search only.
+embedder is model `none`, width 0: rows without vectors, full-text search only. A store with a
+model refuses a row without a vector, or with one of another width or type, or not a finite unit
+vector; a store of width 0 refuses a row with a vector, and a vector search. Each refusal is a
+StoreError, in the same words on both stores (stores/common.py); a refused write leaves the ref
+as it was.
 """
 
 from __future__ import annotations

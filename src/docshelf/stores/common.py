@@ -120,9 +120,9 @@ def row_embedding(row: ChunkRow, *, location: str, model_id: str, dim: int) -> V
     if not dim:
         raise StoreError(
             f"chunk {row.chunk} of {row.path} has an embedding, but the store at {location} "
-            f"holds none: it was made for full-text search only ({model_id}, width 0, as the "
-            "none embedder makes). Index it with --embedder none, or use a new store (--store) "
-            "for this model"
+            f"holds none: it was made with the none embedder (model {model_id!r}, width 0), for "
+            "full-text search only. Index into it with --embedder none, or give a new store "
+            "(--store) for this model"
         )
     if vector.dtype != np.float32 or vector.shape != (dim,):
         raise StoreError(
