@@ -3,16 +3,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from docshelf.chunking import Chunk, Kind, TextChunk, chunk_file, paragraph_chunks
 from docshelf.config import Config
 from docshelf.errors import ConfigError, DocshelfError, NotIndexedError, WorkspaceError
+from docshelf.search import DEFAULT_TOP_K
 from docshelf.workspace import DocFile, Skipped, read_local
 
 # numpy, httpx and the store drivers load only when a command needs them, so that `docshelf
@@ -269,10 +272,17 @@ class Service:
         )
 
     def search(
-        self, query: object, top_k: object, *, ref: str | None = None, mode: str | None = None
+        self,
+        query: object,
+        top_k: object = DEFAULT_TOP_K,
+        *,
+        ref: str | None = None,
+        mode: str | None = None,
     ) -> Answer:
-        """The searcher's answer from `ref` (pinned) or the current ref, asked again when the
-        current ref moved during the search (its rows may have been pruned under it).
+        """The `top_k` excerpts for `query` (`Answer.hits`, best first) from `ref` (a full
+        commit id, see `resolve`) or the current ref; asked again when the current ref moved
+        during the search (its rows may have been pruned under it). `mode` is hybrid, vector or
+        text (default: hybrid, or text for a store made without an embedder).
 
         Raises:
             ConfigError: the query, top_k or mode is refused.
@@ -418,3 +428,63 @@ def store_status(config: Config) -> StoreStatus:
                 for name in store.workspaces()
             ],
         )
+
+
+def _api_config(
+    config: Config | None, store: str | os.PathLike[str] | None, embedder: str | None
+) -> Config:
+    settings: dict[str, Any] = {}
+    if store is not None:
+        settings["store"] = os.fspath(store)
+    if embedder is not None:
+        settings["embedder"] = embedder
+    return dataclasses.replace(config or Config(), **settings)
+
+
+def index(
+    source: str | os.PathLike[str] = ".",
+    *,
+    docs: Sequence[str] | None = None,
+    rev: str | None = None,
+    workspace: str | None = None,
+    store: str | os.PathLike[str] | None = None,
+    embedder: str | None = None,
+    config: Config | None = None,
+    progress: ProgressCallback | None = None,
+) -> IndexResult:
+    """Index a repository's docs, as `docshelf index` does: `source` is a path (~ allowed) or
+    a clone URL, `docs` its docs folders, `rev` the revision (default HEAD), `store` a SQLite
+    path or a PostgreSQL URL (default: the user's store), `embedder` local, openai or none;
+    any other setting comes from `config`.
+
+    Raises:
+        WorkspaceError: the source cannot be read or the revision resolved.
+        IndexingError: the commit could not be indexed; the previous ref keeps serving.
+        StoreError, EmbeddingError, ConfigError: the store or the embedder cannot be set up.
+    """
+    return index_source(
+        _api_config(config, store, embedder),
+        os.fspath(source),
+        rev=rev,
+        docs=docs,
+        workspace=workspace,
+        progress=progress,
+    )
+
+
+def open(
+    store: str | os.PathLike[str] | None = None,
+    *,
+    workspace: str | None = None,
+    embedder: str | None = None,
+    config: Config | None = None,
+) -> Service:
+    """Open an indexed store for searching: `Service.search(query, top_k)` answers as
+    `docs_search` does. Close it (or use it in a `with` block) when done. `workspace` is needed
+    when the store holds several; `embedder` must be the one the store was indexed with.
+
+    Raises:
+        ConfigError: no workspace in the store, or several and none named.
+        StoreError, EmbeddingError: the store or the embedder cannot be opened.
+    """
+    return open_service(_api_config(config, store, embedder), workspace=workspace)

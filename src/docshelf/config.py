@@ -6,6 +6,7 @@ configurable reaches them as an argument, built once at the edge.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,3 +132,10 @@ class Config:
     batch_size: int | None = None
     ef_search: int = DEFAULT_EF_SEARCH
     mirror_dir: str = field(default_factory=default_mirror_dir)
+
+    def __post_init__(self) -> None:
+        # A path written ~/... (in a DOCSHELF_* variable, or through the Python API) means the
+        # user's home, as a shell would have it; a URL is left as it is.
+        if "://" not in self.store:
+            object.__setattr__(self, "store", os.path.expanduser(self.store))
+        object.__setattr__(self, "mirror_dir", os.path.expanduser(self.mirror_dir))

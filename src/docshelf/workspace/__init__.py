@@ -85,8 +85,9 @@ def open_workspace(
     A path in a git work tree is that repository, its docs in `docs` (relative to the path) or,
     by default, the path itself when it is a subdirectory and DEFAULT_DOCS_ROOTS at the top level.
     A path outside any git repository is a plain directory, its docs in `docs` or the whole of it.
-    A clone URL is mirrored into `mirrors_dir` (once; each sync fetches). The name defaults to the
-    repository's top level, the directory's absolute path, or the URL without its password.
+    A clone URL is mirrored into `mirrors_dir` (once; each sync fetches). A path may start with
+    ~ (the user's home). The name defaults to the repository's top level, the directory's
+    absolute path, or the URL without its password.
 
     Raises:
         WorkspaceError: the path is missing, the URL cannot be cloned, a docs root is absolute or
@@ -95,7 +96,7 @@ def open_workspace(
     roots = None if docs is None else _normalised_roots(docs)
     if URL.match(source) or SCP_LIKE.match(source):
         return open_url(source, roots, name, mirrors_dir)
-    return _open_path(source, roots, name)
+    return _open_path(os.path.expanduser(source), roots, name)
 
 
 def _open_path(source: str, roots: tuple[str, ...] | None, name: str | None) -> Workspace:
