@@ -1,18 +1,19 @@
 # `make run` and `make test` are the only set-up a fresh machine needs.
 # Both create .venv when it is missing and (re)install docshelf with its dev extras whenever
-# pyproject.toml changes. Wherever torch gets installed, pin torch==2.13.0 (DEVELOPERS.md).
+# pyproject.toml or constraints.txt changes. Every install passes `-c constraints.txt`, which pins
+# torch==2.13.0 (DEVELOPERS.md); wherever torch gets installed, pin it the same way.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test lint typecheck pytest bench reliability clean
+.PHONY: run test lint typecheck pytest wheel-test bench reliability clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $@
 
 # The main job on the embedded default: index the project's own docs/ (at its current commit,
@@ -21,7 +22,7 @@ run: $(STAMP)
 	$(BIN)/docshelf index . --docs docs --workspace docshelf
 	$(BIN)/docshelf search "How does docshelf cut a Markdown file into chunks?" --workspace docshelf -k 3
 
-test: lint typecheck pytest
+test: lint typecheck pytest wheel-test
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -33,8 +34,13 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest
 
+# The packaging check: build the wheel, install it with constraints.txt into a fresh virtual
+# environment under /tmp, and run docshelf --help, chunk, index and search from there only.
+wheel-test: $(STAMP)
+	BUILD_PYTHON=$(BIN)/python PYTHON=$(PYTHON) tests/wheel/check_wheel.sh
+
 $(VENV)/.installed-bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,bench]'
 	touch $@
 
 bench: $(VENV)/.installed-bench
