@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from docshelf.app import Service, configured_embedder, open_configured_store
+from docshelf.app import Service, configured_embedder, indexing_batch, open_configured_store
 from docshelf.config import Config
 from docshelf.embedders import LocalEmbedder, OpenAIEmbedder
 from docshelf.errors import ConfigError, StoreError
 from docshelf.indexer import Indexer
 from docshelf.search import Searcher
 from docshelf.stores import open_store
-from tests.support.indexing import DIM, MODEL, FakeEmbedder, MemorySource
+from tests.support.indexing import DIM, MODEL, FakeEmbedder, MemorySource, section_doc
 
 
 def test_each_embedder_name_builds_its_embedder() -> None:
@@ -114,3 +114,17 @@ def test_a_search_whose_ref_is_pruned_under_it_answers_whole_from_the_new_curren
     assert answer.ref == new
     assert answer.note is None
     assert [hit.content for hit in answer.hits] == ["# Release\n\nThe new release of the shop."]
+
+
+def test_a_batch_size_above_64_reaches_the_local_model_whole(tmp_path: Path) -> None:
+    # The indexer hands the embedder 64 texts at a time unless --batch-size asks for more.
+    config = Config(store=str(tmp_path / "s.sqlite3"), embedder="local", batch_size=100)
+    assert indexing_batch(config) == 100
+    assert indexing_batch(Config(batch_size=16)) == 64
+    assert indexing_batch(Config()) == 64
+    embedder = FakeEmbedder()
+    source = MemorySource("shop")
+    source.add("c1", {"docs/a.md": section_doc("Many", 150)})
+    with open_store(str(tmp_path / "f.sqlite3"), model_id=MODEL, dim=DIM) as store:
+        Indexer(store, embedder, source, batch_size=indexing_batch(config)).index("c1")
+    assert [len(c) for c in embedder.calls] == [100, 50]

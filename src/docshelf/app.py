@@ -1,5 +1,6 @@
-"""The composition root: the one place that wires docshelf's parts together for the faces
-(the command line, later the MCP server)."""
+"""The composition root: the one place that wires docshelf's parts together for the faces (the
+command line, the MCP server and the Python API). It alone knows the concrete stores and
+embedders; `Service` is everything a face may call, so no face touches a store or an indexer."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from docshelf.chunking import Chunk, Kind, TextChunk, chunk_file, paragraph_chunks
-from docshelf.config import Config
+from docshelf.config import EMBED_BATCH_SIZE, Config
 from docshelf.errors import ConfigError, DocshelfError, NotIndexedError, WorkspaceError
 from docshelf.search import DEFAULT_TOP_K
 from docshelf.workspace import DocFile, Skipped, read_local
@@ -84,6 +85,13 @@ def chunk_paths(paths: Iterable[Path], chunker: ChunkerChoice = "auto") -> Chunk
     return ChunkedDocs([chunk_doc(f, chunker) for f in docs.files], docs.skipped)
 
 
+def indexing_batch(config: Config) -> int:
+    """How many texts the indexer hands the embedder at once: EMBED_BATCH_SIZE, or more when
+    --batch-size asks the local model for larger batches (an OpenAI-compatible endpoint's
+    requests are capped at EMBED_BATCH_SIZE by its embedder, whatever the indexer hands it)."""
+    return max(EMBED_BATCH_SIZE, config.batch_size or 0)
+
+
 def configured_embedder(config: Config) -> Embedder | None:
     """The configured embedder (not loaded yet), or None for `--embedder none`.
 
@@ -132,7 +140,7 @@ def index_source(
     ref = ws.sync(rev)
     embedder = configured_embedder(config)
     with open_configured_store(config, embedder) as store:
-        indexer = Indexer(store, embedder, ws)
+        indexer = Indexer(store, embedder, ws, batch_size=indexing_batch(config))
         try:
             return indexer.index(ref, progress)
         finally:
@@ -152,7 +160,8 @@ def prune_store(config: Config, workspace: str | None = None) -> list[PruneRepor
     A workspace with no current ref is left as it is.
 
     Raises:
-        StoreError: there is no store there yet, it cannot be written, or no such workspace.
+        StoreError: there is no store there yet, or it cannot be written.
+        ConfigError: the store holds no such workspace.
     """
     from docshelf.stores import open_store  # noqa: PLC0415 - see the imports above
 
@@ -369,7 +378,8 @@ def open_service(
                 raise ConfigError(_unknown_workspace(name, names))
         hint = f"docshelf index {source or name}"
         searcher = Searcher(store, embedder, name, index_hint=hint)
-        indexer = None if ws is None else Indexer(store, embedder, ws)
+        batch = indexing_batch(config)
+        indexer = None if ws is None else Indexer(store, embedder, ws, batch_size=batch)
     except BaseException:
         store.close()
         raise

@@ -1,7 +1,7 @@
 """The command line: a thin adapter over app.py.
 
-Start-up stays fast: nothing heavy is imported here, and the embedding model (later) loads on the
-first embedding, never for `--help` or `chunk`.
+Start-up stays fast: nothing heavy is imported here, and the embedding model loads on the first
+embedding, never for `--help` or `chunk` (a test checks that torch and numpy stay out).
 """
 
 from __future__ import annotations
@@ -710,4 +710,3 @@ def main() -> None:
     except DocshelfError as e:
         click.echo(f"docshelf: error: {e}", err=True)
         sys.exit(1)
-
