@@ -1,6 +1,13 @@
-"""The README is the user's manual: every command and option of the CLI appears in it."""
+"""The README is the user's manual: every command and option of the CLI appears in it, and its
+Python examples run as written."""
 
 from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import click
 
@@ -21,3 +28,46 @@ def test_every_command_and_option_is_in_the_readme() -> None:
                 if isinstance(param.type, click.Choice):
                     for choice in param.type.choices:
                         assert f"{param.opts[0]} {choice}" in readme, f"{name} {choice}"
+
+
+def python_blocks() -> list[str]:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"^```python\n(.*?)^```$", readme, re.DOTALL | re.MULTILINE)
+
+
+def test_the_readme_python_examples_run_as_written(tmp_path: Path) -> None:
+    blocks = python_blocks()
+    assert len(blocks) == 2
+    assert all("import docshelf" in b or "from docshelf import" in b for b in blocks)
+    # Run where the README says (a checkout of this repository), with a home of its own for ~.
+    env = {**os.environ, "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"}
+    env.pop("XDG_DATA_HOME", None)
+    outputs = []
+    for block in blocks:
+        done = subprocess.run(
+            [sys.executable, "-c", block],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    hits = outputs[0].splitlines()
+    assert len(hits) == 3
+    assert hits[0].startswith("docs/chunking.md:"), outputs[0]
+    assert (tmp_path / "docshelf-example.sqlite3").is_file()
+    assert outputs[1].splitlines()[0] == "Checkout 1 3"
+
+
+def test_the_readme_python_examples_use_only_exported_names() -> None:
+    import docshelf  # noqa: PLC0415 - the package under test
+
+    for block in python_blocks():
+        for name in re.findall(r"\bdocshelf\.(\w+)", block):
+            assert name in docshelf.__all__, name
+        for names in re.findall(r"^from docshelf import (.+)$", block, re.MULTILINE):
+            for name in names.split(","):
+                assert name.strip() in docshelf.__all__, name

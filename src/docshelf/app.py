@@ -23,7 +23,12 @@ from docshelf.workspace import DocFile, Skipped, read_local
 # --help` and `docshelf chunk` start at once; hence the imports inside the functions below.
 if TYPE_CHECKING:
     from docshelf.embedders import LocalEmbedder, OpenAIEmbedder
-    from docshelf.indexer import Indexer, IndexResult, ProgressCallback
+    from docshelf.indexer import Indexer
+
+    # Re-exported: the faces name the indexer's result types through app.
+    from docshelf.indexer import IndexResult as IndexResult  # noqa: PLC0414
+    from docshelf.indexer import Progress as Progress  # noqa: PLC0414
+    from docshelf.indexer import ProgressCallback as ProgressCallback  # noqa: PLC0414
     from docshelf.search import Answer, Searcher
     from docshelf.stores import SQLiteStore
     from docshelf.stores.postgres import PostgresStore

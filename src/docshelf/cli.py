@@ -46,7 +46,7 @@ from docshelf.search import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K, MODES, render
 from docshelf.workspace import shown
 
 if TYPE_CHECKING:
-    from docshelf.indexer import IndexResult, Progress
+    from docshelf.app import IndexResult, Progress
 
 # Widest heading shown in the `chunk` table before it is cut with an ellipsis.
 TABLE_HEADING_WIDTH = 48
