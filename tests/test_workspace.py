@@ -449,16 +449,21 @@ def test_password_in_a_url_never_appears_in_a_name_or_a_message(mirrors: Path) -
     assert not any("s3cret" in p.name for p in mirrors.iterdir())
 
 
+def fake_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> None:
+    """Put a `git` that runs `script` (sh) first and alone on PATH."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "git"
+    fake.write_text(f"#!/bin/sh\n{script}\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+
+
 def test_password_in_a_url_without_a_path_never_names_the_mirror(
     tmp_path: Path, mirrors: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A git whose clone succeeds: it makes the folder it is given (the last argument).
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    fake = bin_dir / "git"
-    fake.write_text('#!/bin/sh\nfor last; do :; done\n/bin/mkdir -p "$last"\n')
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", str(bin_dir))
+    fake_git(tmp_path, monkeypatch, 'for last; do :; done\n/bin/mkdir -p "$last"')
     for url in ("https://alice:s3cret-pw@example.invalid", "https://s3cret-token@example.invalid/"):
         ws = open_workspace(url, mirrors_dir=mirrors)
         assert isinstance(ws, GitWorkspace)
@@ -473,12 +478,7 @@ def test_git_output_that_repeats_the_url_is_cleared_of_its_password(
     tmp_path: Path, mirrors: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A git that quotes its whole command line, URL and all, in its error.
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    fake = bin_dir / "git"
-    fake.write_text('#!/bin/sh\necho "fatal: cannot run: $*" >&2\nexit 128\n')
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", str(bin_dir))
+    fake_git(tmp_path, monkeypatch, 'echo "fatal: cannot run: $*" >&2\nexit 128')
     for url, shown in (
         ("https://alice:s3cret%21pw@example.invalid/x.git", "https://example.invalid/x.git"),
         ("https://s3cret-token@example.invalid/x.git", "https://example.invalid/x.git"),

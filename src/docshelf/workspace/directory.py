@@ -20,9 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from docshelf.chunking import kind_of
-from docshelf.config import (
-    MAX_DOC_BYTES,
-)
+from docshelf.config import MAX_DOC_BYTES
 from docshelf.errors import WorkspaceError
 from docshelf.workspace.docs import (
     BINARY,
