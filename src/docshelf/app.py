@@ -69,15 +69,16 @@ class ChunkedDocs:
     skipped: list[Skipped]
 
 
+# The kind whose chunker `docshelf chunk --chunker` forces on every file.
+_FORCED: dict[str, Kind] = {"markdown": "markdown", "paragraph": "text"}
+
+
 def chunk_doc(file: DocFile, chunker: ChunkerChoice = "auto") -> ChunkedFile:
     """Cut one file as the index does (chunking.chunk_file), unless a chunker is forced."""
     kind: Kind = file.kind if chunker == "auto" else _FORCED[chunker]
     chunks = chunk_file(file.path, file.text, kind)
     pieces = paragraph_chunks(file.path, file.text)[1] if kind == "text" else None
     return ChunkedFile(file, chunks, pieces)
-
-
-_FORCED: dict[str, Kind] = {"markdown": "markdown", "paragraph": "text"}
 
 
 def chunk_paths(paths: Iterable[Path], chunker: ChunkerChoice = "auto") -> ChunkedDocs:
