@@ -9,7 +9,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -217,9 +219,13 @@ def test_hostile_names_and_queries_are_only_data(store: Store, hostile: str) -> 
     s.set_current(hostile, hostile)
     assert s.current(hostile) == hostile
     assert s.search(hostile, hostile, unit(3), 1)[0].path == hostile
-    text_hits = s.search_text(hostile, hostile, hostile, 5)
-    assert all(h.path == hostile for h in text_hits)
-    s.search_text("ws", "r1", hostile, 5)
+    # The hostile row is found by its own words, by words every chunk holds, and by both: the
+    # rows of "ws", which hold "chunk" too, stay out of the hostile workspace's answers.
+    for query in [hostile, "chunk text", f"{hostile} chunk"]:
+        assert [h.path for h in s.search_text(hostile, hostile, query, 5)] == [hostile], query
+    # Beside a word the rows hold, the hostile query is only words: it finds both rows of r1.
+    hits = s.search_text("ws", "r1", f"{hostile} chunk", 5)
+    assert [(h.path, h.chunk) for h in hits] == [("docs/a.md", 0), ("docs/a.md", 1)]
     assert s.embeddings_for(hostile, [hostile], MODEL).keys() == {hostile}
     assert s.prune(hostile, []) == 1
     assert s.ref_counts("ws") == {"r1": 2}
@@ -330,26 +336,47 @@ def test_a_write_by_another_connection_is_seen_by_the_next_search(location: str)
 def test_searches_go_on_while_another_ref_is_written(store: Store) -> None:
     s = store
     s.replace_doc_chunks("ws", "served", rows(20, text="served"))
-    errors: list[BaseException] = []
-    done = threading.Event()
+    # The write stops half-way, inside its transaction (both stores take the rows as they write
+    # them), until searches of another ref have been answered: a store whose searches waited for
+    # the write would keep it waiting in vain.
+    paused = threading.Event()
+    searched = threading.Event()
+    waited_in_vain: list[int] = []
+    by_vector: list[str] = []
+    by_text: list[str] = []
+    half_written: list[bool] = []
 
-    def search_until_done() -> None:
+    def writing() -> Iterator[ChunkRow]:
+        for i, row in enumerate(rows(300, seed=1, text="new")):
+            if i == 150:
+                paused.set()
+                if not searched.wait(5):
+                    waited_in_vain.append(i)
+            yield row
+
+    def search_in_the_middle_of_the_write() -> None:
         try:
-            while not done.is_set():
-                assert len(s.search("ws", "served", unit(4), 5)) == 5
-                assert s.search_text("ws", "served", "served", 5)
-        except BaseException as e:  # reported to the main thread
-            errors.append(e)
+            assert paused.wait(30)
+            by_vector.extend(h.content for h in s.search("ws", "served", unit(4), 5))
+            by_text.extend(h.content for h in s.search_text("ws", "served", "served", 5))
+            half_written.append(s.has_chunks("ws", "new"))
+        finally:
+            searched.set()
 
-    searcher = threading.Thread(target=search_until_done)
-    searcher.start()
+    searcher, errors = in_thread(search_in_the_middle_of_the_write)
     try:
-        for i in range(5):
-            s.replace_doc_chunks("ws", f"new{i}", rows(300, seed=i, text="new"))
+        s.replace_doc_chunks("ws", "new", writing())
     finally:
-        done.set()
-        searcher.join()
+        paused.set()
+        searcher.join(30)
     assert errors == []
+    assert waited_in_vain == [], "a search waited for the write of another ref"
+    assert len(by_vector) == 5
+    assert all(content.startswith("served number ") for content in by_vector)
+    assert len(by_text) == 5
+    assert all(content.startswith("served number ") for content in by_text)
+    assert half_written == [False]  # nor was the ref being written seen before it was whole
+    assert s.ref_counts("ws") == {"new": 300, "served": 20}
 
 
 def test_a_store_without_embeddings_searches_by_text_only(location: str) -> None:
@@ -734,35 +761,94 @@ def test_hostile_names_in_pins_and_locks_are_only_data(store: Store, hostile: st
     assert s.prune(hostile, []) == 1
 
 
+@contextmanager
+def at_each_statement(store: Store, hook: Callable[[], None]) -> Iterator[None]:
+    """Call `hook` at every step of what this thread asks of `store` inside the block.
+
+    SQLite: before each statement of this thread's connection (its trace callback, which sees
+    BEGIN and COMMIT too). PostgreSQL: before this thread's first statement and after each one
+    (psycopg sends COMMIT another way; every statement goes through Cursor.execute).
+    """
+    if isinstance(store, SQLiteStore):
+        conn = store._connect()  # the calling thread's own connection
+        last = [""]
+
+        def traced(sql: str) -> None:
+            # The statements of triggers and of the full-text index's own tables come as
+            # "-- ...", and a statement comes again as it runs its triggers: neither is a step.
+            if not sql.startswith("--") and sql != last[0]:
+                last[0] = sql
+                hook()
+
+        conn.set_trace_callback(traced)
+        try:
+            yield
+        finally:
+            conn.set_trace_callback(None)
+        return
+    me = threading.get_ident()
+    execute = psycopg.Cursor.execute
+    first = [True]
+
+    def hooked(cursor: psycopg.Cursor[Any], *args: Any, **kwargs: Any) -> Any:
+        if threading.get_ident() != me:
+            return execute(cursor, *args, **kwargs)
+        if first:
+            first.clear()
+            hook()
+        try:
+            return execute(cursor, *args, **kwargs)
+        finally:
+            hook()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(psycopg.Cursor, "execute", hooked)
+        yield
+
+
+# How long each pin of the race below is given before the prune goes on: add_pin takes
+# milliseconds unless the prune makes it wait.
+PIN_WAIT = 0.5
+
+
 def test_a_pin_added_while_another_process_prunes_keeps_its_ref(location: str) -> None:
+    """add_pin, by another store object, at every step of a prune: before the prune reads the
+    pins (the prune sees the pin), or waiting until the prune is over (the ref may go). Never
+    may add_pin return while the ref is still there and the prune then delete it."""
     with (
         open_store(location, model_id=MODEL, dim=DIM) as server,
         open_store(location, model_id=MODEL, dim=DIM) as indexer,
     ):
-        stop = threading.Event()
+        refs = [f"r{i}" for i in range(6)]
+        for ref in ["main", *refs]:
+            indexer.replace_doc_chunks("ws", ref, rows(1))
+        unpinned = iter(refs)
+        pinning: list[tuple[threading.Thread, list[BaseException]]] = []
+        # The refs whose add_pin returned while they still had their chunks.
+        kept: list[str] = []
 
-        def prune_until_stopped() -> None:
-            while not stop.is_set():
-                indexer.prune("ws", ["main"])
-                time.sleep(0.002)
+        def pin(ref: str) -> None:
+            server.add_pin("ws", ref, "serve", LONG_LEASE)
+            if server.has_chunks("ws", ref):
+                kept.append(ref)
 
-        pruner, errors = in_thread(prune_until_stopped)
-        kept = []
-        try:
-            for i in range(30):
-                ref = f"r{i}"
-                server.replace_doc_chunks("ws", ref, rows(1))
-                server.add_pin("ws", ref, "serve", LONG_LEASE)
-                # A prune that began before the pin may have taken the ref; none after it may.
-                if server.has_chunks("ws", ref):
-                    kept.append(ref)
-        finally:
-            stop.set()
-            pruner.join()
-        assert errors == []
-        assert kept
-        indexer.prune("ws", ["main"])
-        assert all(server.has_chunks("ws", ref) for ref in kept)
+        def pin_the_next_ref() -> None:
+            ref = next(unpinned, None)
+            if ref is None:
+                return
+            thread, errors = in_thread(lambda: pin(ref))
+            pinning.append((thread, errors))
+            thread.join(PIN_WAIT)  # a pin the prune makes wait goes on after the prune
+
+        with at_each_statement(indexer, pin_the_next_ref):
+            indexer.prune("ws", ["main"])
+        for thread, _ in pinning:
+            thread.join(30)
+        assert [e for _, errors in pinning for e in errors] == []
+        assert len(pinning) >= 3  # pins were added at several steps of the prune
+        assert "r0" in kept  # pinned before the prune's first statement
+        lost = [ref for ref in kept if not server.has_chunks("ws", ref)]
+        assert lost == [], f"the prune deleted refs pinned while they still had chunks: {lost}"
 
 
 # -- the indexing lock --------------------------------------------------------------------------
