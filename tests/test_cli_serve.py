@@ -94,8 +94,10 @@ def test_stdio_serves_the_real_model_s_answer_and_pins_with_ref(repo: Repo, tmp_
     logged = (tmp_path / "stderr.txt").read_text()
     assert f"docshelf: INFO pinned to {first[:12]} (HEAD~1)" in logged
     with open_store(str(store), model_id=None, dim=None) as opened:
-        assert opened.pinned_refs(str(repo.path.resolve())) == {first}  # the server's: released
+        name = str(repo.path.resolve())
+        assert opened.pinned_refs(name) == {first}  # this test's own pin, still held
         opened.remove_pin(pin)
+        assert opened.pinned_refs(name) == set()  # so the server's pin was released
 
 
 def test_stdio_exits_on_sigterm_and_releases_its_pin(repo: Repo, tmp_path: Path) -> None:

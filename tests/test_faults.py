@@ -40,7 +40,7 @@ from docshelf.stores.postgres import POOL_TIMEOUT_SECONDS
 from tests.embedders.openai_server import EmbeddingsServer, Reply
 from tests.support.gitrepo import Repo
 from tests.support.indexing import MODEL, FakeEmbedder, MemorySource, section_doc
-from tests.support.kill_rounds import run_rounds
+from tests.support.kill_rounds import MID_WRITE, run_rounds
 from tests.support.serving import shop_repo
 from tests.test_cli_index import DOCSHELF, docshelf
 
@@ -85,9 +85,11 @@ def serve_params(store: str, *flags: str) -> StdioServerParameters:
 # -- SIGKILL at random points ---------------------------------------------------------------------
 
 # Chunks of each commit of the fast version (bench/kill.py uses 3000), and its kills per store:
-# one in embedding, two in writing.
+# one in embedding, one in writing (at a drawn point, in the write or just after it), and one
+# mid-write (inside the transaction of the rows, seen open at the kill), so every run kills a
+# half-written ref and all-or-nothing is tested.
 KILL_CHUNKS = 500
-KILL_PHASES = ["embedding", "writing", "writing"]
+KILL_PHASES = ["embedding", "writing", MID_WRITE]
 
 
 def test_docshelf_index_killed_at_random_points_leaves_the_previous_ref_serving(
@@ -110,6 +112,12 @@ def test_docshelf_index_killed_at_random_points_leaves_the_previous_ref_serving(
         raise AssertionError(f"seed {seed}: {e}") from e
     assert [r.point.phase for r in rounds] == KILL_PHASES
     assert {r.outcome for r in rounds} <= {"none", "all, not current", "all, current"}
+    for r in rounds:
+        print(f"round {r.number}: {r.point.phase} at {r.killed_at:.3f} s, in write: {r.in_write}")
+    # The mid-write kill came while the transaction of the rows was open, none of them committed
+    # (a round whose drawn look came after the write is run again at its first look).
+    mid_write = [r for r in rounds if r.point.phase == MID_WRITE]
+    assert [r.in_write for r in mid_write] == [True], f"seed {seed}: {mid_write}"
 
 
 # -- PostgreSQL stopped and started under a running server ---------------------------------------

@@ -5,7 +5,10 @@ both real stores with the deterministic embedder."""
 from __future__ import annotations
 
 import hashlib
+import io
+import json
 import socket
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -40,6 +43,7 @@ from docshelf.mcp_server import (
     is_loopback,
     listen,
     normal_origin,
+    serve,
 )
 from docshelf.search import Searcher, render
 from docshelf.stores import SQLiteStore, open_store
@@ -606,11 +610,43 @@ def test_the_server_s_ref_answers_every_http_session_that_pins_none_of_its_own(
     assert own.structured_content["ref"] == B
 
 
+def test_serve_on_stdio_releases_its_ref_pin_when_stdin_closes(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """serve() itself releases the pin of `ref` when the session ends, before its caller closes
+    the service (which would release every pin of the indexer anyway)."""
+    assert service.indexer is not None
+    service.indexer.index(A)
+    held: list[set[str]] = []
+    real_pin = service.pin
+
+    def pin(rev: str) -> tuple[str, Callable[[], None]]:
+        pinned = real_pin(rev)
+        held.append(service.store.pinned_refs(WORKSPACE))
+        return pinned
+
+    monkeypatch.setattr(service, "pin", pin)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(INITIALIZE).encode())))
+    out = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(out, write_through=True))
+    serve(service, ref=A)
+    for thread in threading.enumerate():  # the warm-up search, before the service closes
+        if thread.name == "docshelf-warm-up":
+            thread.join(60)
+    assert held == [{A}]  # pinned, in the store, for the session
+    assert json.loads(out.getvalue())["result"]["serverInfo"]["name"] == "docs"
+    assert service.indexer.pinned() == []
+    assert service.store.pinned_refs(WORKSPACE) == set()
+
+
 def test_a_session_that_idles_out_releases_its_pin(service: Service) -> None:
     assert service.indexer is not None
     service.indexer.index(A)
     with http_server(service, session_idle_timeout=1.0) as (url, app):
         answer = run(partial_ask(f"{url}?ref={A}", close=False))
+        # The session is open (not closed, not idle yet): its pin is held, in the store too.
+        assert app.pins.pinned == [A]
+        assert service.store.pinned_refs(WORKSPACE) == {A}
         assert answer.structured_content["ref"] == A
         answer = run(partial_ask(f"{url}?ref={A}", mode="auto"))
         assert answer.structured_content["ref"] == A
