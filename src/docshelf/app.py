@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ from docshelf.chunking import Chunk, Kind, TextChunk, chunk_file, paragraph_chun
 from docshelf.config import EMBED_BATCH_SIZE, Config
 from docshelf.errors import ConfigError, DocshelfError, NotIndexedError, WorkspaceError
 from docshelf.search import DEFAULT_TOP_K
-from docshelf.workspace import DocFile, Skipped, read_local
+from docshelf.workspace import COMMIT_ID, DocFile, Skipped, read_local
 
 # numpy, httpx and the store drivers load only when a command needs them, so that `docshelf
 # --help` and `docshelf chunk` start at once; hence the imports inside the functions below.
@@ -38,9 +37,6 @@ Embedder: TypeAlias = "LocalEmbedder | OpenAIEmbedder"
 Store: TypeAlias = "SQLiteStore | PostgresStore"
 
 _log = logging.getLogger("docshelf.app")
-
-# A full commit id (sha1 or sha256), or a plain directory's ref.
-_FULL_REF = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 # The model id and width a store records when it is made with the `none` embedder.
 NO_MODEL = ("none", 0)
@@ -273,7 +269,7 @@ class Service:
             return None
         if self.source is not None:
             return self.source.resolve(rev)
-        if _FULL_REF.fullmatch(rev):
+        if COMMIT_ID.fullmatch(rev):  # a full commit id, or a plain directory's ref
             return rev
         from docshelf.workspace import open_workspace  # noqa: PLC0415 - see the imports above
 

@@ -31,6 +31,7 @@ from docshelf.errors import WorkspaceError
 from docshelf.workspace.directory import DirectoryWorkspace, read_local
 from docshelf.workspace.docs import (
     BINARY,
+    COMMIT_ID,
     LEAVES_ROOT,
     NAME_CONTROL,
     NAME_NOT_UTF8,
@@ -49,6 +50,7 @@ from docshelf.workspace.remote import open_url
 
 __all__ = [
     "BINARY",
+    "COMMIT_ID",
     "LEAVES_ROOT",
     "NAME_CONTROL",
     "NAME_NOT_UTF8",
