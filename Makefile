@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test lint typecheck pytest wheel-test bench reliability clean
+.PHONY: run test lint typecheck pytest reference-parsers wheel-test bench reliability clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,8 +31,20 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src
 
-pytest: $(STAMP)
+pytest: $(STAMP) reference-parsers
 	$(BIN)/pytest
+
+# The reference parsers the format tests compare the chunkers with: docutils comes with the dev
+# extras; remark-mdx (npm, pinned by tests/reference/package-lock.json) and Asciidoctor (Debian's
+# package, installed when missing, which needs root as CI has) are installed here.
+REFERENCE := tests/reference
+reference-parsers: $(REFERENCE)/node_modules/.installed
+	@command -v asciidoctor >/dev/null || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq asciidoctor >/dev/null; }
+
+$(REFERENCE)/node_modules/.installed: $(REFERENCE)/package-lock.json
+	cd $(REFERENCE) && npm ci --no-audit --no-fund --silent
+	touch $@
 
 # The packaging check: build the wheel, install it with constraints.txt into a fresh virtual
 # environment under /tmp, and run docshelf --help, chunk, index and search from there only.

@@ -8,6 +8,7 @@ from itertools import pairwise
 from docshelf.chunking import Chunk, TextChunk
 from docshelf.chunking.fences import Fence, fence_closes, fence_open, looks_like_fence
 from docshelf.chunking.markdown import _front_matter, _sections
+from docshelf.chunking.outline import Outline
 from docshelf.chunking.text import prepare, utf8_size
 from docshelf.config import MAX_CHUNK_BYTES, OVERLAP_BYTES
 
@@ -62,6 +63,20 @@ def fenced_lines(text: str) -> set[int]:
 def check_markdown(path: str, text: str, chunks: list[Chunk]) -> None:
     lines = markdown_lines(text)
     sections = section_lines(text)
+    _check_sections(path, lines, sections, chunks)
+
+    # No heading line lies inside a fence (checked where no HTML can hide a fence line).
+    inside = set() if "<" in text else fenced_lines(text)
+    for s in sections:
+        if s.body_start > s.start:
+            assert s.start not in inside, f"line {s.start + 1} is in a fence but was a heading"
+
+
+def _check_sections(
+    path: str, lines: list[str], sections: list[SectionLines], chunks: list[Chunk]
+) -> None:
+    """The packer's guarantees: the byte bound, whole lines (or slices of one over-long line),
+    one section per chunk with its breadcrumb, no body line lost, overlap only within a section."""
     section_of = {}
     for n, s in enumerate(sections):
         for j in range(s.start, s.end):
@@ -105,12 +120,6 @@ def check_markdown(path: str, text: str, chunks: list[Chunk]) -> None:
         shared = "\n".join(lines[nxt.start_line - 1 : prev.end_line])
         assert len(shared.encode()) <= OVERLAP_BYTES
         assert nxt.content.startswith(shared + "\n")
-
-    # No heading line lies inside a fence (checked where no HTML can hide a fence line).
-    inside = set() if "<" in text else fenced_lines(text)
-    for s in sections:
-        if s.body_start > s.start:
-            assert s.start not in inside, f"line {s.start + 1} is in a fence but was a heading"
 
 
 def check_paragraphs(
@@ -187,3 +196,35 @@ def fence_balanced(text: str) -> bool:
         else:
             fence = fence_open(line)
     return fence is None
+
+
+def check_outline(path: str, text: str, found: Outline, chunks: list[Chunk]) -> None:
+    """The section packer's guarantees for a format read through an outline (reStructuredText,
+    AsciiDoc, MDX): every check of check_markdown, on the outline's visible lines, which are the
+    file's own lines one for one (so line numbers are the file's), each the file's line or the
+    file's line with parts taken out."""
+    lines = markdown_lines(text)
+    visible = found.text.split("\n")
+    assert len(visible) == len(lines), "the visible text keeps every line of the file"
+    for shown_line, own in zip(visible, lines, strict=True):
+        assert _is_subsequence(shown_line, own), (shown_line, own)
+    n, count = len(found.text), len(visible)
+
+    def index(offset: int) -> int:
+        if offset == n and not found.text.endswith("\n"):
+            return count
+        return found.text.count("\n", 0, offset)
+
+    sections = [
+        SectionLines(index(s.start), index(s.body_start), index(s.end), s.heading)
+        for s in found.sections
+    ]
+    assert sections and sections[0].start == 0 and sections[-1].end == count
+    for a, b in pairwise(sections):
+        assert a.start <= a.body_start <= a.end == b.start
+    _check_sections(path, visible, sections, chunks)
+
+
+def _is_subsequence(part: str, whole: str) -> bool:
+    it = iter(whole)
+    return all(ch in it for ch in part)

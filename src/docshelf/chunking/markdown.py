@@ -13,7 +13,7 @@ Constraints:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import AnyStr, NamedTuple
 
@@ -104,8 +104,8 @@ def _new_chunk(
     return chunk
 
 
-class _Section(NamedTuple):
-    """Offsets into the prepared text."""
+class Section(NamedTuple):
+    """A section of a prepared text, by offsets into it; every format's scanner makes these."""
 
     start: int  # where the section starts: its heading's first line, when it has a heading
     body_start: int  # where the line after the heading starts
@@ -125,9 +125,16 @@ def split_markdown(path: str, text: str) -> list[Chunk]:
     """Cut a Markdown file into chunks: one section per heading, sections without a body dropped,
     each kept section packed into pieces of at most MAX_CHUNK_BYTES bytes of UTF-8."""
     text = prepare(text)
+    return pack_sections(path, text, _sections(text))
+
+
+def pack_sections(path: str, text: str, sections: Iterable[Section]) -> list[Chunk]:
+    """The chunks of a prepared text cut into `sections` (in order, covering it): sections
+    without a body dropped, each kept one packed into pieces of at most MAX_CHUNK_BYTES bytes of
+    UTF-8. Every format's chunker ends here, so the guarantees above hold for each."""
     chunks: list[Chunk] = []
     line_at, line_no = 0, 1  # line_no is the number of the line at offset line_at
-    for start, body_start, end, heading in _sections(text):
+    for start, body_start, end, heading in sections:
         visible_end = end  # one past the section's last character that is not whitespace
         while visible_end > start and text[visible_end - 1].isspace():
             visible_end -= 1
@@ -196,7 +203,7 @@ def _title(title: str) -> str:
     return title
 
 
-def _sections(text: str) -> list[_Section]:
+def _sections(text: str) -> list[Section]:
     """Split the text at ATX and setext headings outside fences and HTML blocks, with each
     section's breadcrumb.
 
@@ -207,7 +214,7 @@ def _sections(text: str) -> list[_Section]:
     """
     n = len(text)
     body_start, fm_title = _front_matter(text)
-    sections: list[_Section] = []
+    sections: list[Section] = []
     stack: list[tuple[int, str]] = []  # (level, the breadcrumb down to that heading)
     has_h1 = False
     start, head_end, crumb = body_start, body_start, ""
@@ -263,7 +270,7 @@ def _sections(text: str) -> list[_Section]:
                 para, setext = _advance(s, line, para, setext)
             known, known_para, known_setext = (e + 1 if e < n else n), para, setext
         if level:
-            append(_Section(start, head_end, head, crumb))
+            append(Section(start, head_end, head, crumb))
             while stack and stack[-1][0] >= level:
                 stack.pop()
             parent = stack[-1][1] if stack else ""
@@ -276,10 +283,10 @@ def _sections(text: str) -> list[_Section]:
             break
         m = next_event(text, e)
         s = m.start() + 1 if m is not None else n + 1
-    sections.append(_Section(start, head_end, n, crumb))
+    sections.append(Section(start, head_end, n, crumb))
     if fm_title and not has_h1:
         sections = [
-            _Section(
+            Section(
                 s.start,
                 s.body_start,
                 s.end,
