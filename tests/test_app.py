@@ -128,3 +128,34 @@ def test_a_batch_size_above_64_reaches_the_local_model_whole(tmp_path: Path) -> 
     with open_store(str(tmp_path / "f.sqlite3"), model_id=MODEL, dim=DIM) as store:
         Indexer(store, embedder, source, batch_size=indexing_batch(config)).index("c1")
     assert [len(c) for c in embedder.calls] == [100, 50]
+
+
+def test_a_served_source_syncs_with_the_docs_selection_its_workspace_was_indexed_with(
+    tmp_path: Path,
+) -> None:
+    from docshelf.app import index_source, open_service  # noqa: PLC0415
+    from tests.support.gitrepo import Repo  # noqa: PLC0415
+
+    repo = Repo(tmp_path / "site")
+    repo.write("website/docs/intro.mdx", "# Intro\n\nWelcome to the site.\n")
+    repo.write("website/docs/i18n/fr/intro.mdx", "# Intro\n\nBienvenue.\n")
+    repo.commit("docs")
+    config = Config(store=str(tmp_path / "store.sqlite3"), embedder="none")
+    first = index_source(config, str(repo.path), exclude=["**/i18n/**"])
+    assert (first.roots, first.files, first.excluded) == (("website/docs",), 1, 1)
+    repo.write("website/docs/i18n/de/intro.mdx", "# Intro\n\nWillkommen.\n")
+    repo.write("website/docs/guide.mdx", "# Guide\n\nRead this first.\n")
+    head = repo.commit("more")
+    # serve SOURCE --sync-interval: no globs given, the stored ones are used.
+    with open_service(config, source=str(repo.path)) as service:
+        result = service.sync()
+        assert result is not None and result.ref == head
+        assert (result.files, result.excluded) == (2, 2)
+        assert {h.path for h in service.search("Willkommen Bienvenue", mode="text").hits} == set()
+        assert [h.path for h in service.search("Read this first", mode="text").hits] == [
+            "website/docs/guide.mdx"
+        ]
+    # Given on the command line, a selection replaces the stored one.
+    with open_service(config, source=str(repo.path), docs=["website"]) as service:
+        result = service.sync()
+        assert result is not None and result.files == 4

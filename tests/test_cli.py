@@ -97,7 +97,7 @@ def test_bad_input_gives_one_line_naming_the_file_and_a_non_zero_exit(
     tmp_path: Path, setup: Callable[[Path], Path], message: str
 ) -> None:
     (tmp_path / "empty").mkdir()
-    (tmp_path / "empty" / "readme.rst").write_text("not docs")
+    (tmp_path / "empty" / "readme.html").write_text("not docs")
     (tmp_path / "latin1.md").write_bytes("# Caf\xe9 menu\n".encode("latin-1"))
     path = setup(tmp_path)
     result = run("chunk", str(path))

@@ -228,3 +228,51 @@ def test_docshelf_chunk_shows_exactly_the_chunks_docshelf_index_stores(
         first, _, last = cells[-2].partition("-")
         listed.append((f"docs/{cells[0]}", int(cells[1]), int(first), int(last or first)))
     assert sorted(listed) == [(p, c, start, end) for p, c, _h, _t, start, end in stored]
+
+
+def test_the_docs_found_are_named_and_globs_given_once_are_kept_for_later_syncs(
+    repo: Repo, tmp_path: Path
+) -> None:
+    store = str(tmp_path / "store.sqlite3")
+    base = ("--store", store, "--embedder", "none")
+    found = docshelf("index", str(repo.path), *base)
+    assert found.returncode == 0, found.stderr
+    assert "docs: docs\n" in found.stdout
+    # A glob given once replaces the selection: the same commit is indexed again.
+    narrowed = json.loads(
+        docshelf("index", str(repo.path), *base, "--exclude", "runbooks/", "--json").stdout
+    )
+    assert not narrowed["already_indexed"]
+    assert (narrowed["roots"], narrowed["files"], narrowed["excluded"]) == (["docs"], 2, 1)
+    # Given nothing, the next index and serve --sync-interval use the stored selection.
+    again = json.loads(docshelf("index", str(repo.path), *base, "--json").stdout)
+    assert again["already_indexed"] and again["roots"] == ["docs"]
+    repo.write("docs/runbooks/deploy.md", "# Deploy\n\nShip it on Tuesdays.\n")
+    repo.write("docs/faq.md", "# FAQ\n\nAsk the Payments team.\n")
+    repo.commit("more docs")
+    later = json.loads(docshelf("index", str(repo.path), *base, "--json").stdout)
+    assert (later["files"], later["excluded"]) == (3, 2)
+    with sqlite3.connect(store) as raw:
+        stored = raw.execute("SELECT DISTINCT path FROM chunks WHERE ref = ?", (repo.head(),))
+        assert {path for (path,) in stored} == {
+            "docs/faq.md",
+            "docs/glossary.txt",
+            "docs/services/checkout.md",
+        }
+    text = docshelf("index", str(repo.path), *base, "--include", "**/*.txt", "--docs", "docs")
+    # Four Markdown pages and the link named secrets.md: left out before anything is read.
+    assert "left out by --include/--exclude: 5 files" in text.stdout
+
+
+def test_a_changed_selection_reindexes_the_commit_and_reuses_every_vector(
+    repo: Repo, tmp_path: Path
+) -> None:
+    store = str(tmp_path / "store.sqlite3")
+    base = ("--store", store, "--json")
+    first = json.loads(docshelf("index", str(repo.path), *base).stdout)
+    assert first["embedded"] == first["chunks"] == 3
+    fewer = json.loads(docshelf("index", str(repo.path), *base, "--exclude", "*.txt").stdout)
+    assert (fewer["chunks"], fewer["embedded"], fewer["reused"]) == (2, 0, 2)
+    back = json.loads(docshelf("index", str(repo.path), *base, "--docs", "docs").stdout)
+    # The glossary's vector went with the ref that dropped it; the other two are reused.
+    assert (back["chunks"], back["embedded"], back["reused"]) == (3, 1, 2)

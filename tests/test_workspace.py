@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from docshelf.config import DEFAULT_DOCS_ROOTS, MAX_DOC_BYTES
+from docshelf.config import MAX_DOC_BYTES
 from docshelf.errors import WorkspaceError
 from docshelf.workspace import (
     DirectoryWorkspace,
@@ -276,8 +276,14 @@ def test_tree_entries_named_dot_or_dot_dot_are_skipped(repo: Repo, mirrors: Path
 def test_docs_root_that_is_a_symlink_in_the_tree_is_skipped(repo: Repo, mirrors: Path) -> None:
     repo.remove("docs")
     repo.symlink("docs", "/etc")
-    docs = open_git(repo, mirrors).read_docs(repo.commit("docs is a link"))
-    assert docs == Docs([], [Skipped("docs", "symbolic link, not followed")])
+    commit = repo.commit("docs is a link")
+    named = open_git(repo, mirrors, docs=["docs"]).read_docs(commit)
+    assert (named.files, named.skipped) == ([], [Skipped("docs", "symbolic link, not followed")])
+    # Found: no docs folder is left, so the whole tree's markup is read; the link is reported.
+    found = open_git(repo, mirrors).read_docs(commit)
+    assert found.roots == (".",)
+    assert paths(found) == ["README.md"]
+    assert found.skipped == [Skipped("docs", "symbolic link, not followed")]
 
 
 def test_docs_root_below_a_symlink_in_the_tree_reports_the_link(repo: Repo, mirrors: Path) -> None:
@@ -286,16 +292,18 @@ def test_docs_root_below_a_symlink_in_the_tree_reports_the_link(repo: Repo, mirr
     repo.symlink("docs", "elsewhere")
     commit = repo.commit("docs is a link")
     docs = open_git(repo, mirrors, docs=["docs/api"]).read_docs(commit)
-    assert docs == Docs([], [Skipped("docs", "symbolic link, not followed")])
+    assert docs == Docs([], [Skipped("docs", "symbolic link, not followed")], ("docs/api",))
 
 
 # Git: docs roots
 
 
-def test_default_docs_root_of_a_top_level_is_docs(unchanged: Repo, mirrors: Path) -> None:
+def test_default_docs_root_of_a_top_level_is_found_there(unchanged: Repo, mirrors: Path) -> None:
     ws = open_git(unchanged, mirrors)
-    assert ws.docs_roots == DEFAULT_DOCS_ROOTS == ("docs",)
-    assert "README.md" not in paths(ws.read_docs(unchanged.head()))
+    assert ws.docs_roots is None and not ws.chosen
+    docs = ws.read_docs(unchanged.head())
+    assert docs.roots == ("docs",) == ws.roots_at(unchanged.head())
+    assert "README.md" not in paths(docs)
 
 
 def test_several_roots_and_overlapping_roots_give_each_file_once(repo: Repo, mirrors: Path) -> None:
@@ -576,6 +584,7 @@ def test_plain_directory_reads_the_whole_tree_by_default(plain: Path, mirrors: P
             DocFile("index.md", "# Index\n", "markdown"),
         ],
         [],
+        (".",),
     )
     assert open_plain(plain, mirrors, name="handbook").name == "handbook"
 
@@ -644,7 +653,8 @@ def test_plain_directory_symlinks_at_every_level_are_skipped(
     for roots in (["docs-link"], ["docs-link/api"], ["guides/linked/api"]):
         ws = open_plain(plain, mirrors, docs=roots)
         link = roots[0].rsplit("/", 1)[0] if roots[0].endswith("/api") else roots[0]
-        assert ws.read_docs(ws.sync()) == Docs([], [Skipped(link, "symbolic link, not followed")])
+        docs = ws.read_docs(ws.sync())
+        assert (docs.files, docs.skipped) == ([], [Skipped(link, "symbolic link, not followed")])
 
 
 def test_plain_directory_symlink_swapped_in_during_the_walk_is_not_followed(
@@ -678,6 +688,7 @@ def test_plain_directory_symlink_swapped_in_during_the_walk_is_not_followed(
             Skipped("guides", "symbolic link, not followed"),
             Skipped("index.md", "symbolic link, not followed"),
         ],
+        (".",),
     )
 
 
@@ -751,3 +762,76 @@ def _recursion_limit(limit: int) -> Iterator[None]:
         yield
     finally:
         sys.setrecursionlimit(old)
+
+
+# Git: docs found where they live, and globs
+
+
+def test_docs_in_content_are_found_with_no_docs_named(tmp_path: Path, mirrors: Path) -> None:
+    repo = Repo(tmp_path / "hugo")
+    repo.write("README.md", "# Site\n")
+    repo.write("content/guide/install.md", "# Install\n\nRun it.\n")
+    repo.write("content/_index.md", "# Home\n")
+    repo.write("themes/x/layouts/a.html", "<p>\n")
+    repo.write("node_modules/pkg/README.md", "# Vendored\n")
+    head = repo.commit("site")
+    ws = open_git(repo, mirrors)
+    docs = ws.read_docs(head)
+    assert docs.roots == ("content",)
+    assert paths(docs) == ["content/_index.md", "content/guide/install.md"]
+
+
+def test_starlight_docs_in_a_docs_package_are_found(tmp_path: Path, mirrors: Path) -> None:
+    repo = Repo(tmp_path / "starlight")
+    repo.write("README.md", "# Tool\n")
+    repo.write("docs/astro.config.mjs", "export default {}\n")
+    repo.write("docs/src/content/docs/guides/start.mdx", "# Start\n\nHello.\n")
+    repo.write("docs/src/content/docs/reference/cli.rst", "CLI\n===\n\nFlags.\n")
+    repo.write("docs/node_modules/astro/README.md", "# Astro\n")
+    repo.write("packages/core/README.md", "# Core\n")
+    head = repo.commit("docs")
+    docs = open_git(repo, mirrors).read_docs(head)
+    assert docs.roots == ("docs",)
+    assert paths(docs) == [
+        "docs/src/content/docs/guides/start.mdx",
+        "docs/src/content/docs/reference/cli.rst",
+    ]
+    assert [f.kind for f in docs.files] == ["mdx", "rst"]
+
+
+def test_with_no_docs_folder_the_whole_trees_markup_is_read(tmp_path: Path, mirrors: Path) -> None:
+    repo = Repo(tmp_path / "lib")
+    repo.write("README.md", "# Lib\n")
+    repo.write("pkg/README.rst", "Pkg\n===\n\nText.\n")
+    repo.write("pkg/guide.adoc", "= Guide\n\nText.\n")
+    repo.write("requirements.txt", "click\n")
+    repo.write("pkg/data/words.txt", "alpha\n")
+    repo.write(".github/PULL_REQUEST_TEMPLATE.md", "# PR\n")
+    repo.write("tests/fixtures/sample.md", "# Fixture\n")
+    repo.write("vendor/dep/README.md", "# Dep\n")
+    repo.write("build/html/index.md", "# Built\n")
+    head = repo.commit("lib")
+    docs = open_git(repo, mirrors).read_docs(head)
+    assert docs.roots == (".",)
+    assert paths(docs) == ["README.md", "pkg/README.rst", "pkg/guide.adoc"]
+
+
+def test_include_and_exclude_choose_among_the_files_and_are_counted(
+    tmp_path: Path, mirrors: Path
+) -> None:
+    repo = Repo(tmp_path / "site")
+    repo.write("docs/intro.md", "# Intro\n")
+    repo.write("docs/CHANGELOG.md", "# Changes\n")
+    repo.write("docs/i18n/fr/intro.md", "# Intro FR\n")
+    repo.write("docs/api/ref.mdx", "# Ref\n")
+    repo.write("docs/img/logo.png", "png")
+    head = repo.commit("docs")
+    ws = open_git(repo, mirrors, exclude=["**/i18n/**", "CHANGELOG*"])
+    assert ws.chosen
+    docs = ws.read_docs(head)
+    assert paths(docs) == ["docs/api/ref.mdx", "docs/intro.md"]
+    assert docs.excluded == 2  # the image is no documentation file, so not counted
+    only = open_git(repo, mirrors, include=["**/*.mdx"]).read_docs(head)
+    assert paths(only) == ["docs/api/ref.mdx"]
+    with pytest.raises(WorkspaceError, match=r"--include \*\.rst left out 4 files"):
+        open_git(repo, mirrors, include=["*.rst"]).read_docs(head)

@@ -12,11 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from docshelf.chunking import Chunk, Kind, TextChunk, chunk_file, paragraph_chunks
+from docshelf.chunking import (
+    Chunk,
+    Kind,
+    TextChunk,
+    chunk_as,
+    effective_kind,
+    paragraph_chunks,
+)
 from docshelf.config import EMBED_BATCH_SIZE, Config
 from docshelf.errors import ConfigError, DocshelfError, NotIndexedError, WorkspaceError
 from docshelf.search import DEFAULT_TOP_K
-from docshelf.workspace import COMMIT_ID, DocFile, Skipped, read_local
+from docshelf.workspace import COMMIT_ID, DocFile, Selection, Skipped, read_local
 
 # numpy, httpx and the store drivers load only when a command needs them, so that `docshelf
 # --help` and `docshelf chunk` start at once; hence the imports inside the functions below.
@@ -41,7 +48,7 @@ _log = logging.getLogger("docshelf.app")
 # The model id and width a store records when it is made with the `none` embedder.
 NO_MODEL = ("none", 0)
 
-ChunkerChoice = Literal["auto", "markdown", "paragraph"]
+ChunkerChoice = Literal["auto", "markdown", "mdx", "rst", "asciidoc", "paragraph"]
 
 # A search reads the current ref, then that ref's rows: a sync (of this process or another) that
 # promotes a new ref in between may prune those rows under it, leaving fewer excerpts or none.
@@ -66,13 +73,20 @@ class ChunkedDocs:
 
 
 # The kind whose chunker `docshelf chunk --chunker` forces on every file.
-_FORCED: dict[str, Kind] = {"markdown": "markdown", "paragraph": "text"}
+_FORCED: dict[str, Kind] = {
+    "markdown": "markdown",
+    "mdx": "mdx",
+    "rst": "rst",
+    "asciidoc": "asciidoc",
+    "paragraph": "text",
+}
 
 
 def chunk_doc(file: DocFile, chunker: ChunkerChoice = "auto") -> ChunkedFile:
-    """Cut one file as the index does (chunking.chunk_file), unless a chunker is forced."""
-    kind: Kind = file.kind if chunker == "auto" else _FORCED[chunker]
-    chunks = chunk_file(file.path, file.text, kind)
+    """Cut one file as the index does (chunking.chunk_file: by its suffix and, for a .txt file,
+    by its content), unless a chunker is forced."""
+    kind = effective_kind(file.kind, file.text) if chunker == "auto" else _FORCED[chunker]
+    chunks = chunk_as(file.path, file.text, kind)
     pieces = paragraph_chunks(file.path, file.text)[1] if kind == "text" else None
     return ChunkedFile(file, chunks, pieces)
 
@@ -124,11 +138,14 @@ def index_source(
     *,
     rev: str | None = None,
     docs: Sequence[str] | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
     workspace: str | None = None,
     progress: ProgressCallback | None = None,
 ) -> IndexResult:
     """Sync a workspace (a path or a clone URL), index the resolved commit unless it already is,
-    make it current and prune the refs nobody pins.
+    make it current and prune the refs nobody pins. With no docs roots or globs given, the
+    workspace reads the docs its current ref was indexed with (or finds them, the first time).
 
     Raises:
         WorkspaceError: the source cannot be read or the revision resolved.
@@ -138,15 +155,37 @@ def index_source(
     from docshelf.indexer import Indexer  # noqa: PLC0415 - see the imports above
     from docshelf.workspace import open_workspace  # noqa: PLC0415
 
-    ws = open_workspace(source, docs=docs, name=workspace, mirrors_dir=Path(config.mirror_dir))
-    ref = ws.sync(rev)
+    ws = open_workspace(
+        source,
+        docs=docs,
+        include=include,
+        exclude=exclude,
+        name=workspace,
+        mirrors_dir=Path(config.mirror_dir),
+    )
     embedder = configured_embedder(config)
     with open_configured_store(config, embedder) as store:
+        _adopt_stored_selection(ws, store)
+        ref = ws.sync(rev)
         indexer = Indexer(store, embedder, ws, batch_size=indexing_batch(config))
         try:
-            return indexer.index(ref, progress)
+            result = indexer.index(ref, progress)
         finally:
             indexer.close()
+    if result.already_indexed:
+        result = dataclasses.replace(result, roots=ws.roots_at(ref))
+    return result
+
+
+def _adopt_stored_selection(ws: Workspace, store: Store) -> None:
+    """Unless the caller named the docs, read those the workspace's current ref holds: the
+    roots and globs given once are kept by every later sync."""
+    if ws.chosen:
+        return
+    current = store.current(ws.name)
+    stored = None if current is None else store.selection(ws.name, current)
+    if stored is not None:
+        ws.selection = Selection.from_key(stored)
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,6 +389,8 @@ def open_service(
     *,
     source: str | None = None,
     docs: Sequence[str] | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
     workspace: str | None = None,
 ) -> Service:
     """Open the store and the embedder, and choose the workspace: the source's (a path or a
@@ -365,11 +406,19 @@ def open_service(
 
     ws = None
     if source is not None:
-        ws = open_workspace(source, docs=docs, name=workspace, mirrors_dir=Path(config.mirror_dir))
+        ws = open_workspace(
+            source,
+            docs=docs,
+            include=include,
+            exclude=exclude,
+            name=workspace,
+            mirrors_dir=Path(config.mirror_dir),
+        )
     embedder = configured_embedder(config)
     store = open_configured_store(config, embedder)
     try:
         if ws is not None:
+            _adopt_stored_selection(ws, store)
             name = ws.name
         else:
             names = store.workspaces()
@@ -457,6 +506,8 @@ def index(
     source: str | os.PathLike[str] = ".",
     *,
     docs: Sequence[str] | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
     rev: str | None = None,
     workspace: str | None = None,
     store: str | os.PathLike[str] | None = None,
@@ -465,9 +516,10 @@ def index(
     progress: ProgressCallback | None = None,
 ) -> IndexResult:
     """Index a repository's docs, as `docshelf index` does: `source` is a path (~ allowed) or
-    a clone URL, `docs` its docs folders, `rev` the revision (default HEAD), `store` a SQLite
-    path or a PostgreSQL URL (default: the user's store), `embedder` local, openai or none;
-    any other setting comes from `config`.
+    a clone URL, `docs` its docs folders (default: found, or those given before), `include`
+    and `exclude` gitignore-style globs over the files, `rev` the revision (default HEAD),
+    `store` a SQLite path or a PostgreSQL URL (default: the user's store), `embedder` local,
+    openai or none; any other setting comes from `config`.
 
     Raises:
         WorkspaceError: the source cannot be read or the revision resolved.
@@ -479,6 +531,8 @@ def index(
         os.fspath(source),
         rev=rev,
         docs=docs,
+        include=include,
+        exclude=exclude,
         workspace=workspace,
         progress=progress,
     )

@@ -174,18 +174,18 @@ def cli() -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--chunker",
-    type=click.Choice(["auto", "markdown", "paragraph"]),
+    type=click.Choice(["auto", "markdown", "mdx", "rst", "asciidoc", "paragraph"]),
     default="auto",
     show_default=True,
-    help="auto: sections for .md/.markdown, paragraphs for .txt. "
-    "markdown or paragraph: that chunker for every file.",
+    help="auto: by suffix (.md, .mdx, .rst, .adoc, ...), and for .txt by content "
+    "(reStructuredText, else paragraphs). Any other: that chunker for every file.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array of chunks.")
 def chunk(paths: tuple[Path, ...], chunker: ChunkerChoice, as_json: bool) -> None:
     """Show how files are cut into chunks, the pieces a search retrieves.
 
-    Each PATH is a file or a directory (every .md, .markdown and .txt file below it, with paths
-    relative to that directory).
+    Each PATH is a file or a directory (every documentation file below it: .md, .markdown,
+    .mdx, .rst, .rest, .adoc, .asciidoc, .asc, .txt; with paths relative to that directory).
     """
     results = chunk_paths(paths, chunker)
     for skipped in results.skipped:
@@ -243,6 +243,40 @@ def status(as_json: bool, **options: Any) -> None:
     _write("\n".join(lines) + "\n")
 
 
+def docs_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--docs, --include and --exclude: which files of the workspace are its docs."""
+    for option in reversed(
+        [
+            click.option(
+                "--docs",
+                "docs",
+                multiple=True,
+                metavar="DIR",
+                help="A documentation folder, relative to the repository root; repeat for "
+                "several (default: the folder SOURCE names inside a repository, else those given "
+                "before, else the docs folders found: docs, doc, website/docs, "
+                "src/content/docs, content, ...; for a plain directory, all of it).",
+            ),
+            click.option(
+                "--include",
+                multiple=True,
+                metavar="GLOB",
+                help="Read only the files matching a gitignore-style glob ('**/*.mdx', "
+                "'guides/'); repeatable. Kept with the workspace for later syncs.",
+            ),
+            click.option(
+                "--exclude",
+                multiple=True,
+                metavar="GLOB",
+                help="Leave out the files matching a gitignore-style glob ('**/i18n/**', "
+                "'CHANGELOG*'); repeatable. Kept with the workspace for later syncs.",
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
 @cli.command()
 @click.argument("source", default=".", metavar="[SOURCE]")
 @click.option(
@@ -251,15 +285,7 @@ def status(as_json: bool, **options: Any) -> None:
     metavar="REV",
     help="The commit, branch or tag to index (default: the tracked branch, HEAD).",
 )
-@click.option(
-    "--docs",
-    "docs",
-    multiple=True,
-    metavar="DIR",
-    help="A documentation folder, relative to the repository root; repeat for several "
-    "(default: docs, or the folder SOURCE names inside a repository; for a plain directory, "
-    "all of it).",
-)
+@docs_selection_options
 @click.option(
     "--workspace",
     metavar="NAME",
@@ -274,6 +300,8 @@ def index(
     source: str,
     rev: str | None,
     docs: tuple[str, ...],
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
     workspace: str | None,
     as_json: bool,
     **options: Any,
@@ -294,6 +322,8 @@ def index(
             source,
             rev=rev,
             docs=list(docs) or None,
+            include=include,
+            exclude=exclude,
             workspace=workspace,
             progress=bar.update if bar else None,
         )
@@ -453,13 +483,7 @@ def search(
     help="Sync SOURCE and index its new commits in the background every SECONDS while serving "
     "(default: never; index with docshelf index).",
 )
-@click.option(
-    "--docs",
-    "docs",
-    multiple=True,
-    metavar="DIR",
-    help="With SOURCE: a documentation folder, as for docshelf index; repeat for several.",
-)
+@docs_selection_options
 @click.option(
     "--workspace",
     metavar="NAME",
@@ -479,6 +503,8 @@ def serve(
     allow_remote: bool,
     sync_interval: float | None,
     docs: tuple[str, ...],
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
     workspace: str | None,
     **options: Any,
 ) -> None:
@@ -494,8 +520,10 @@ def serve(
         for name, flag in HTTP_ONLY_OPTIONS.items():
             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
                 raise click.UsageError(f"{flag} is for --http; add --http, or leave it out")
-    if source is None and (docs or sync_interval is not None):
-        raise click.UsageError("--docs and --sync-interval need SOURCE, the repository to sync")
+    if source is None and (docs or include or exclude or sync_interval is not None):
+        raise click.UsageError(
+            "--docs, --include, --exclude and --sync-interval need SOURCE, the repository to sync"
+        )
     from docshelf import mcp_server  # noqa: PLC0415 - the MCP SDK loads only to serve
 
     _log_to_stderr()
@@ -511,7 +539,12 @@ def serve(
             )
         )
     service = open_service(
-        make_config(**options), source=source, docs=list(docs) or None, workspace=workspace
+        make_config(**options),
+        source=source,
+        docs=list(docs) or None,
+        include=include,
+        exclude=exclude,
+        workspace=workspace,
     )
     with service, contextlib.suppress(KeyboardInterrupt):  # a stop, not a failure
         mcp_server.serve(service, ref=rev, http=http, sync_interval=sync_interval)
@@ -576,6 +609,8 @@ def _index_json(r: IndexResult) -> dict[str, Any]:
         "already_indexed": r.already_indexed,
         "pruned": r.pruned,
         "prune_error": r.prune_error,
+        "roots": list(r.roots),
+        "excluded": r.excluded,
     }
 
 
@@ -588,6 +623,12 @@ def _index_text(r: IndexResult) -> str:
             f"indexed {ref} of {name}: {r.files} file{'s' if r.files != 1 else ''}, "
             f"{r.chunks} chunks ({r.embedded} embedded, {r.reused} reused) in {r.seconds:.1f} s"
         ]
+    if r.roots:
+        lines.append(f"docs: {', '.join(shown(root) for root in r.roots)}")
+    if r.excluded:
+        lines.append(
+            f"left out by --include/--exclude: {r.excluded} file{'s' if r.excluded != 1 else ''}"
+        )
     if r.skipped:
         lines.append(f"skipped {len(r.skipped)}:")
         lines.extend(f"  {shown(s.path)}: {s.reason}" for s in r.skipped)

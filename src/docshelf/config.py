@@ -27,16 +27,74 @@ PARAGRAPH_MAX_CHARS = 800
 # so a match near a boundary is not lost. Never more than a quarter of the budget.
 PARAGRAPH_OVERLAP_CHARS = 120
 
-# Files docshelf reads as documentation, and which chunker each gets by default.
+# Files docshelf reads as documentation, and which chunker each gets by default. A .txt file
+# that opens with a reStructuredText title (Django writes its docs so) is read as one.
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+MDX_SUFFIXES = (".mdx",)
+RST_SUFFIXES = (".rst", ".rest")
+ASCIIDOC_SUFFIXES = (".adoc", ".asciidoc", ".asc")
 TEXT_SUFFIXES = (".txt",)
+# The markup formats: what a discovery over the whole tree reads (a requirements.txt or a
+# test fixture's .txt is no documentation; a docs folder's .txt files are read).
+MARKUP_SUFFIXES = MARKDOWN_SUFFIXES + MDX_SUFFIXES + RST_SUFFIXES + ASCIIDOC_SUFFIXES
+DOC_SUFFIXES = MARKUP_SUFFIXES + TEXT_SUFFIXES
 
 # Files over this size are skipped, not read: hand-written documentation is far smaller, and a
 # generated dump (an API reference, a changelog of every release) would dominate every top-k.
 MAX_DOC_BYTES = 1024 * 1024
 
-# Where a git repository keeps its documentation unless --docs names other directories.
-DEFAULT_DOCS_ROOTS = ("docs",)
+# Where repositories keep their documentation: with no --docs, docshelf reads every one of these
+# folders (from the top of the tree) that holds a documentation file, and the whole tree outside
+# NOT_DOCS_DIRS where none does. Sphinx (docs, doc, Doc), Docusaurus (website/docs, docs),
+# Starlight (src/content/docs), Hugo (content), Nextra (pages), Antora (docs/modules), mdBook.
+DOC_ROOT_CANDIDATES = (
+    "docs",
+    "doc",
+    "Doc",
+    "documentation",
+    "Documentation",
+    "website/docs",
+    "website/content",
+    "site/content",
+    "src/content/docs",
+    "apps/docs",
+    "packages/docs",
+    "content",
+    "pages",
+    "guides",
+    "manual",
+    "handbook",
+    "book",
+)
+
+# Folders that hold no documentation of the repository's own: vendored code, build output,
+# environments and test fixtures. A discovery skips them, and hidden folders (.git, .github).
+NOT_DOCS_DIRS = frozenset(
+    {
+        "node_modules",
+        "vendor",
+        "third_party",
+        "third-party",
+        "thirdparty",
+        "external",
+        "build",
+        "dist",
+        "out",
+        "target",
+        "_build",
+        "site-packages",
+        "venv",
+        "env",
+        "__pycache__",
+        "coverage",
+        "htmlcov",
+        "tests",
+        "test",
+        "testdata",
+        "__tests__",
+        "fixtures",
+    }
+)
 
 # Seconds one local git command (resolving a revision, listing a tree, reading its blobs) may take:
 # a large repository on a cold disk needs seconds; minutes mean git is stuck, not busy.

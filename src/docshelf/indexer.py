@@ -35,7 +35,7 @@ from docshelf.config import (
 from docshelf.errors import DocshelfError, IndexingError
 from docshelf.pins import PinKeeper, default_holder
 from docshelf.rows import ChunkRow, Vector
-from docshelf.workspace import DocFile, Docs, Skipped
+from docshelf.workspace import DocFile, Docs, Selection, Skipped
 
 log = logging.getLogger("docshelf.indexer")
 
@@ -68,6 +68,10 @@ class Store(Protocol):
 
     def set_current(self, workspace: str, ref: str) -> None: ...
 
+    def set_selection(self, workspace: str, ref: str, selection: str) -> None: ...
+
+    def selection(self, workspace: str, ref: str) -> str | None: ...
+
     def prune(self, workspace: str, keep_refs: Iterable[str]) -> int: ...
 
     def ref_counts(self, workspace: str) -> dict[str, int]: ...
@@ -86,10 +90,14 @@ class Store(Protocol):
 
 
 class Source(Protocol):
-    """What the indexer needs of a workspace: its name, and the docs of one of its refs."""
+    """What the indexer needs of a workspace: its name, which files are its docs, and the docs
+    of one of its refs."""
 
     @property
     def name(self) -> str: ...
+
+    @property
+    def selection(self) -> Selection: ...
 
     def read_docs(self, ref: str) -> Docs: ...
 
@@ -124,6 +132,10 @@ class IndexResult:
     already_indexed: bool
     pruned: int = 0
     prune_error: str | None = None
+    # The docs roots read (named with --docs, or found), and the documentation files the
+    # --include and --exclude globs left out; a run that read nothing leaves them empty.
+    roots: tuple[str, ...] = ()
+    excluded: int = 0
 
 
 def content_hash(model_id: str, text: str) -> str:
@@ -268,7 +280,12 @@ class Indexer:
                     return self._already(ref, started, 0, None)
                 lock_timeout = self._lock_timeout if timeout is None else timeout
                 with self._store.workspace_lock(self.workspace, lock_timeout):
-                    if self._store.has_chunks(self.workspace, ref):
+                    # A ref indexed with other docs roots or globs is indexed again (its
+                    # unchanged chunks keep their vectors).
+                    selection = self._source.selection.key
+                    if self._store.has_chunks(self.workspace, ref) and (
+                        self._store.selection(self.workspace, ref) == selection
+                    ):
                         pruned, prune_error = self._promote(ref)
                         return self._already(ref, started, pruned, prune_error)
                     docs = self._source.read_docs(ref)
@@ -278,6 +295,7 @@ class Indexer:
                         Progress("writing", len(docs.files), len(rows), embedded, embedded, reused)
                     )
                     self._store.replace_doc_chunks(self.workspace, ref, rows)
+                    self._store.set_selection(self.workspace, ref, selection)
                     _check(cancel)
                     pruned, prune_error = self._promote(ref)
         except TimeoutError as e:
@@ -302,6 +320,8 @@ class Indexer:
             already_indexed=False,
             pruned=pruned,
             prune_error=prune_error,
+            roots=docs.roots,
+            excluded=docs.excluded,
         )
         report(Progress("done", result.files or 0, len(rows), embedded, embedded, reused))
         return result

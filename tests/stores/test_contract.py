@@ -244,6 +244,26 @@ def test_prune_keeps_only_the_named_refs_of_one_workspace(store: Store) -> None:
     assert not s.has_chunks("ws", "r2")
 
 
+def test_a_refs_docs_selection_is_kept_per_ref_and_goes_with_the_ref(location: str) -> None:
+    with open_store(location, model_id=MODEL, dim=DIM) as s:
+        for ref in ["r1", "r2"]:
+            s.replace_doc_chunks("ws", ref, rows(2))
+        s.replace_doc_chunks("other", "r1", rows(2))
+        assert s.selection("ws", "r1") is None
+        s.set_selection("ws", "r1", '{"docs":null}')
+        s.set_selection("ws", "r2", '{"docs":["a"]}')
+        s.set_selection("ws", "r2", '{"docs":["b"]}')  # a re-index replaces it
+        s.set_selection("other", "r1", '{"docs":["o"]}')
+    with open_store(location, model_id=None, dim=None) as again:
+        assert again.selection("ws", "r1") == '{"docs":null}'
+        assert again.selection("ws", "r2") == '{"docs":["b"]}'
+        assert again.prune("ws", ["r2"]) == 1
+        # A pruned ref's selection goes with its rows; other workspaces keep theirs.
+        assert again.selection("ws", "r1") is None
+        assert again.selection("ws", "r2") == '{"docs":["b"]}'
+        assert again.selection("other", "r1") == '{"docs":["o"]}'
+
+
 def test_the_current_ref_survives_a_restart(location: str) -> None:
     with open_store(location, model_id=MODEL, dim=DIM) as s:
         s.set_current("ws", "r1")

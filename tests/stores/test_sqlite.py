@@ -62,7 +62,12 @@ def test_a_search_is_answered_while_another_connection_holds_a_write_open(
 def test_migrations_are_recorded_in_a_version_table(store: SQLiteStore, path: Path) -> None:
     with sqlite3.connect(path) as raw:
         versions = raw.execute("SELECT version, name FROM schema_migrations").fetchall()
-    assert versions == [(1, "0001_initial.sql"), (2, "0002_pins.sql"), (3, "0003_fts_path.sql")]
+    assert versions == [
+        (1, "0001_initial.sql"),
+        (2, "0002_pins.sql"),
+        (3, "0003_fts_path.sql"),
+        (4, "0004_selections.sql"),
+    ]
 
 
 def test_a_store_of_a_newer_schema_is_refused(store: SQLiteStore, path: Path) -> None:
@@ -155,7 +160,7 @@ def test_a_store_of_schema_1_is_upgraded_on_open_and_keeps_its_rows(
         assert len(new.search_text("ws", "r1", "number", 5)) == 3
     with sqlite3.connect(path) as raw:
         versions = raw.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()
-    assert versions == [(1,), (2,), (3,)]
+    assert versions == [(1,), (2,), (3,), (4,)]
 
 
 def test_pins_expire_by_the_unix_clock_and_prune_deletes_expired_rows_of_its_workspace(

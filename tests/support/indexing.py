@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from docshelf.rows import Vector
-from docshelf.workspace import DocFile, Docs, Skipped
+from docshelf.workspace import DocFile, Docs, Skipped, Selection
 
 MODEL = "fake-model"
 DIM = 16
@@ -61,6 +61,7 @@ class MemorySource:
         self.refs: dict[str, dict[str, str]] = {}
         self.skipped: dict[str, list[Skipped]] = {}
         self.reads: list[str] = []
+        self.selection = Selection()
 
     def add(self, ref: str, files: dict[str, str], skipped: Sequence[Skipped] = ()) -> str:
         self.refs[ref] = dict(files)

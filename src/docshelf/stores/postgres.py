@@ -286,6 +286,11 @@ class PostgresStore(PooledConnections):
                 "SELECT count(DISTINCT ref) FROM gone",
                 {"workspace": workspace, "keep": keep},
             ).fetchone()
+            conn.execute(
+                "DELETE FROM docs_selections s WHERE workspace = %s AND NOT EXISTS "
+                "(SELECT 1 FROM docs_chunks c WHERE c.workspace = s.workspace AND c.ref = s.ref)",
+                (workspace,),
+            )
         return int(_first(row))
 
     def set_current(self, workspace: str, ref: str) -> None:
@@ -299,6 +304,30 @@ class PostgresStore(PooledConnections):
                 "DO UPDATE SET ref = excluded.ref, updated_at = excluded.updated_at",
                 (workspace, ref),
             )
+
+    def set_selection(self, workspace: str, ref: str, selection: str) -> None:
+        """Record which files `ref` holds: the docs selection it was read with."""
+        with (
+            self._errors(f"recording the docs selection of {ref!r} in {workspace!r}"),
+            self._connection() as conn,
+        ):
+            conn.execute(
+                "INSERT INTO docs_selections (workspace, ref, selection) VALUES (%s, %s, %s) "
+                "ON CONFLICT (workspace, ref) DO UPDATE SET selection = excluded.selection",
+                (workspace, ref, selection),
+            )
+
+    def selection(self, workspace: str, ref: str) -> str | None:
+        """The docs selection `ref` was read with, None when none was recorded."""
+        with (
+            self._errors(f"reading the docs selection of {ref!r} in {workspace!r}"),
+            self._connection() as conn,
+        ):
+            row = conn.execute(
+                "SELECT selection FROM docs_selections WHERE workspace = %s AND ref = %s",
+                (workspace, ref),
+            ).fetchone()
+        return None if row is None else str(row[0])
 
     # -- pins and the indexing lock --------------------------------------------------------
 

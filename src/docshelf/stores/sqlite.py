@@ -271,6 +271,11 @@ class SQLiteStore:
             conn.executemany(
                 "DELETE FROM chunks WHERE workspace = ? AND ref = ?", [(workspace, r) for r in gone]
             )
+            conn.execute(
+                "DELETE FROM selections WHERE workspace = ? AND ref NOT IN "
+                "(SELECT ref FROM chunks WHERE workspace = ?)",
+                (workspace, workspace),
+            )
         for ref in gone:
             self._forget(workspace, ref)
         return len(gone)
@@ -282,6 +287,28 @@ class SQLiteStore:
                 "DO UPDATE SET ref = excluded.ref, updated_at = excluded.updated_at",
                 (workspace, ref, now()),
             )
+
+    def set_selection(self, workspace: str, ref: str, selection: str) -> None:
+        """Record which files `ref` holds: the docs selection it was read with."""
+        with self._transaction(f"recording the docs selection of {ref} in {workspace}") as conn:
+            conn.execute(
+                "INSERT INTO selections VALUES (?, ?, ?) ON CONFLICT (workspace, ref) "
+                "DO UPDATE SET selection = excluded.selection",
+                (workspace, ref, selection),
+            )
+
+    def selection(self, workspace: str, ref: str) -> str | None:
+        """The docs selection `ref` was read with, None when none was recorded."""
+        with self._errors("reading a docs selection"):
+            row = (
+                self._connect()
+                .execute(
+                    "SELECT selection FROM selections WHERE workspace = ? AND ref = ?",
+                    (workspace, ref),
+                )
+                .fetchone()
+            )
+        return None if row is None else str(row[0])
 
     # -- pins and the indexing lock --------------------------------------------------------
 

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TypeAlias
 
 from docshelf.chunking import Kind, kind_of
-from docshelf.config import DEFAULT_DOCS_ROOTS
 from docshelf.errors import WorkspaceError
 from docshelf.workspace.directory import DirectoryWorkspace, read_local
 from docshelf.workspace.docs import (
@@ -47,6 +46,7 @@ from docshelf.workspace.docs import (
 from docshelf.workspace.git import GitWorkspace, git_said, run_git
 from docshelf.workspace.redaction import SCP_LIKE, URL, redact_url
 from docshelf.workspace.remote import open_url
+from docshelf.workspace.selection import Selection, checked_globs
 
 __all__ = [
     "BINARY",
@@ -62,6 +62,7 @@ __all__ = [
     "Docs",
     "GitWorkspace",
     "Kind",
+    "Selection",
     "Skipped",
     "Workspace",
     "kind_of",
@@ -78,6 +79,8 @@ def open_workspace(
     source: str,
     *,
     docs: Sequence[str] | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
     name: str | None = None,
     mirrors_dir: Path,
 ) -> Workspace:
@@ -85,23 +88,33 @@ def open_workspace(
     file://, or scp-like user@host:path).
 
     A path in a git work tree is that repository, its docs in `docs` (relative to the path) or,
-    by default, the path itself when it is a subdirectory and DEFAULT_DOCS_ROOTS at the top level.
-    A path outside any git repository is a plain directory, its docs in `docs` or the whole of it.
-    A clone URL is mirrored into `mirrors_dir` (once; each sync fetches). A path may start with
-    ~ (the user's home). The name defaults to the repository's top level, the directory's
-    absolute path, or the URL without its password.
+    by default, the path itself when it is a subdirectory, else the docs folders found at each
+    commit (selection.discover). A path outside any git repository is a plain directory, its docs
+    in `docs` or the whole of it. A clone URL is mirrored into `mirrors_dir` (once; each sync
+    fetches) and its docs found as a repository's. `include` and `exclude` globs then choose
+    among the files. A path may start with ~ (the user's home). The name defaults to the
+    repository's top level, the directory's absolute path, or the URL without its password.
+
+    The workspace's `chosen` is True when `docs`, a glob or a subdirectory named the docs: only
+    then does the caller keep this selection over the one stored with the workspace.
 
     Raises:
         WorkspaceError: the path is missing, the URL cannot be cloned, a docs root is absolute or
-            leaves the workspace, or git fails.
+            leaves the workspace, a glob is malformed, or git fails.
     """
     roots = None if docs is None else _normalised_roots(docs)
+    selection = Selection(
+        roots,
+        checked_globs(include, "--include"),
+        checked_globs(exclude, "--exclude"),
+    )
+    chosen = roots is not None or bool(selection.include or selection.exclude)
     if URL.match(source) or SCP_LIKE.match(source):
-        return open_url(source, roots, name, mirrors_dir)
-    return _open_path(os.path.expanduser(source), roots, name)
+        return open_url(source, selection, chosen, name, mirrors_dir)
+    return _open_path(os.path.expanduser(source), selection, chosen, name)
 
 
-def _open_path(source: str, roots: tuple[str, ...] | None, name: str | None) -> Workspace:
+def _open_path(source: str, selection: Selection, chosen: bool, name: str | None) -> Workspace:
     path = Path(source)
     try:
         is_dir, exists = path.is_dir(), path.exists()
@@ -138,12 +151,12 @@ def _open_path(source: str, roots: tuple[str, ...] | None, name: str | None) -> 
                 "outside it"
             )
         absolute = Path(os.path.abspath(path))
-        return DirectoryWorkspace(absolute, name=name or str(absolute), docs_roots=roots or (".",))
+        return DirectoryWorkspace(
+            absolute, name=name or str(absolute), selection=selection, chosen=chosen
+        )
     bare, in_git_dir, git_dir = os.fsdecode(probe.stdout).splitlines()
     if bare == "true":
-        return GitWorkspace(
-            Path(git_dir), name=name or git_dir, docs_roots=roots or DEFAULT_DOCS_ROOTS
-        )
+        return GitWorkspace(Path(git_dir), name=name or git_dir, selection=selection, chosen=chosen)
     if in_git_dir == "true":
         raise WorkspaceError(
             f"{shown(source)} is inside a repository's .git directory; name the repository's top "
@@ -156,11 +169,15 @@ def _open_path(source: str, roots: tuple[str, ...] | None, name: str | None) -> 
     )
     top, prefix = (os.fsdecode(line) for line in where.stdout.split(b"\n")[:2])
     prefix = prefix.rstrip("/")
-    if roots is None:
-        roots = (prefix,) if prefix else DEFAULT_DOCS_ROOTS
-    elif prefix:
-        roots = tuple(prefix if root == "." else f"{prefix}/{root}" for root in roots)
-    return GitWorkspace(Path(git_dir), name=name or top, docs_roots=roots)
+    roots = selection.docs
+    if prefix:
+        chosen = True
+        if roots is None:
+            roots = (prefix,)
+        else:
+            roots = tuple(prefix if root == "." else f"{prefix}/{root}" for root in roots)
+        selection = Selection(roots, selection.include, selection.exclude)
+    return GitWorkspace(Path(git_dir), name=name or top, selection=selection, chosen=chosen)
 
 
 def _normalised_roots(docs: Sequence[str]) -> tuple[str, ...]:

@@ -34,6 +34,7 @@ from docshelf.workspace.docs import (
     Docs,
     Skipped,
     decoded,
+    globs_note,
     is_utf8,
     listed,
     shown,
@@ -43,19 +44,31 @@ from docshelf.workspace.docs import (
     too_big,
     unreadable,
 )
+from docshelf.workspace.selection import WHOLE_TREE, Selection
 
 
 class DirectoryWorkspace:
     """A plain directory that is not in a git repository. Build it with open_workspace."""
 
-    def __init__(self, path: Path, *, name: str, docs_roots: tuple[str, ...]) -> None:
+    def __init__(
+        self, path: Path, *, name: str, selection: Selection, chosen: bool = False
+    ) -> None:
         self.name = name
         self.path = path
-        self.docs_roots = docs_roots
+        # The roots (None: the whole directory) and globs; `chosen` when the user named them.
+        self.selection = selection
+        self.chosen = chosen
         self._snapshot: tuple[str, Docs] | None = None
 
+    @property
+    def docs_roots(self) -> tuple[str, ...]:
+        return self.selection.docs or WHOLE_TREE
+
+    def roots_at(self, ref: str) -> tuple[str, ...]:
+        return self.docs_roots
+
     def __repr__(self) -> str:
-        return f"DirectoryWorkspace({self.name!r}, docs_roots={self.docs_roots!r})"
+        return f"DirectoryWorkspace({self.name!r}, selection={self.selection!r})"
 
     def sync(self, rev: str | None = None) -> str:
         """Read the docs now and return their ref: the sha256 of their paths and contents (and of
@@ -70,11 +83,12 @@ class DirectoryWorkspace:
                 f"a plain directory has no revisions; leave out the revision {shown(rev)!r}, or "
                 f"index a git repository ({shown(self.name)} is not in one)"
             )
-        docs = _read_directory(self.path, self.docs_roots)
+        docs = _walk_roots(self.path, self.docs_roots, _Walk(selection=self.selection))
         if not docs.files and not docs.skipped:
             raise WorkspaceError(
                 f"{shown(self.name)}: no documentation files ({suffixes()}) under "
-                f"{listed(self.docs_roots)}; name the directory that holds them with --docs DIR"
+                f"{listed(self.docs_roots)}{globs_note(self.selection, docs.excluded)}; name "
+                "the directory that holds them with --docs DIR"
             )
         ref = _digest(docs)
         self._snapshot = (ref, docs)
@@ -124,15 +138,14 @@ class _Walk:
     # logged at WARNING) and reports the rest itself.
     quiet: bool = False
     problems: set[str] = field(default_factory=set)
+    # The --include and --exclude globs, and how many documentation files they left out.
+    selection: Selection = field(default_factory=Selection)
+    excluded: int = 0
 
     def skip(self, path: str, reason: str, level: int = logging.INFO) -> None:
         if level >= logging.WARNING:
             self.problems.add(path)
         self.skipped.append(Skipped(path, reason) if self.quiet else skip(path, reason, level))
-
-
-def _read_directory(path: Path, roots: tuple[str, ...]) -> Docs:
-    return _walk_roots(path, roots, _Walk())
 
 
 def _walk_roots(path: Path, roots: tuple[str, ...], found: _Walk) -> Docs:
@@ -146,7 +159,7 @@ def _walk_roots(path: Path, roots: tuple[str, ...], found: _Walk) -> Docs:
             _read_root(top, root, found)
     finally:
         os.close(top)
-    return sorted_docs(found.files, found.skipped)
+    return sorted_docs(found.files, found.skipped, roots, found.excluded)
 
 
 def _read_root(top: int, root: str, found: _Walk) -> None:
@@ -233,6 +246,9 @@ def _open_entry(parent: int, name: str, rel: str, found: _Walk) -> tuple[int, bo
         found.skip(rel, SYMLINK)
         return None
     if not is_dir and kind_of(name) is None:
+        return None
+    if not is_dir and not found.selection.keeps(rel):
+        found.excluded += 1
         return None
     if not is_utf8(rel):
         found.skip(rel, NAME_NOT_UTF8, logging.WARNING)

@@ -13,12 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from docshelf.chunking import Kind
-from docshelf.config import (
-    MARKDOWN_SUFFIXES,
-    MAX_DOC_BYTES,
-    TEXT_SUFFIXES,
-)
+from docshelf.config import DOC_SUFFIXES, MAX_DOC_BYTES
 from docshelf.errors import WorkspaceError
+from docshelf.workspace.selection import Selection
 
 log = logging.getLogger("docshelf.workspace")
 
@@ -57,10 +54,14 @@ class Skipped:
 
 @dataclass(frozen=True, slots=True)
 class Docs:
-    """The docs of one ref: files and skips, each sorted by path relative to the workspace root."""
+    """The docs of one ref: files and skips, each sorted by path relative to the workspace root;
+    the docs roots they were read from (named or found), and how many documentation files the
+    --include and --exclude globs left out."""
 
     files: list[DocFile] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    roots: tuple[str, ...] = ()
+    excluded: int = 0
 
 
 def shown(path: Path | str) -> str:
@@ -100,16 +101,30 @@ def is_utf8(path: str) -> bool:
     return True
 
 
-def sorted_docs(files: list[DocFile], skipped: list[Skipped]) -> Docs:
+def sorted_docs(
+    files: list[DocFile],
+    skipped: list[Skipped],
+    roots: tuple[str, ...] = (),
+    excluded: int = 0,
+) -> Docs:
     unique = {skip.path: skip for skip in skipped}
     return Docs(
         files=sorted(files, key=lambda f: f.path),
         skipped=sorted(unique.values(), key=lambda s: s.path),
+        roots=roots,
+        excluded=excluded,
     )
 
 
 def suffixes() -> str:
-    return ", ".join(MARKDOWN_SUFFIXES + TEXT_SUFFIXES)
+    return ", ".join(DOC_SUFFIXES)
+
+
+def globs_note(selection: Selection, excluded: int) -> str:
+    """What the globs did, for a message: " (--exclude X left out 3 files)", or ""."""
+    if not selection.include and not selection.exclude:
+        return ""
+    return f" ({selection.describe()} left out {excluded} file{'s' if excluded != 1 else ''})"
 
 
 def listed(roots: Sequence[str]) -> str:

@@ -14,11 +14,12 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from docshelf.chunking import Kind, kind_of
 from docshelf.config import (
+    DOC_ROOT_CANDIDATES,
     GIT_FETCH_TIMEOUT_SECONDS,
     GIT_TIMEOUT_SECONDS,
     MAX_DOC_BYTES,
@@ -37,6 +38,7 @@ from docshelf.workspace.docs import (
     Docs,
     Skipped,
     decoded,
+    globs_note,
     is_utf8,
     listed,
     shown,
@@ -46,6 +48,13 @@ from docshelf.workspace.docs import (
     too_big,
 )
 from docshelf.workspace.redaction import redact_url, without_password
+from docshelf.workspace.selection import (
+    WHOLE_TREE,
+    Selection,
+    discover,
+    in_vendored,
+    is_markup,
+)
 
 # What git reads to find a repository (`git rev-parse --local-env-vars`): set by a git hook that
 # runs docshelf, they would point every command at the hook's repository instead of ours.
@@ -82,19 +91,28 @@ class GitWorkspace:
         git_dir: Path,
         *,
         name: str,
-        docs_roots: tuple[str, ...],
+        selection: Selection,
+        chosen: bool = False,
         url: str | None = None,
         fresh: bool = False,
     ) -> None:
         self.name = name
         self.git_dir = git_dir
-        self.docs_roots = docs_roots
+        # What the docs are: the roots (None: found at each commit) and the globs; `chosen` when
+        # the user named them, so that a selection stored with the workspace does not replace it.
+        self.selection = selection
+        self.chosen = chosen
         self._url = url
         # A mirror cloned a moment ago needs no fetch before its first sync.
         self._fresh = fresh
 
+    @property
+    def docs_roots(self) -> tuple[str, ...] | None:
+        """The docs roots named, or None when they are found at each commit."""
+        return self.selection.docs
+
     def __repr__(self) -> str:
-        return f"GitWorkspace({self.name!r}, docs_roots={self.docs_roots!r})"
+        return f"GitWorkspace({self.name!r}, selection={self.selection!r})"
 
     def sync(self, rev: str | None = None) -> str:
         """Fetch (a mirror only), then resolve `rev` (default HEAD) to a full commit id.
@@ -163,32 +181,24 @@ class GitWorkspace:
             raise WorkspaceError(
                 f"{shown(ref)!r} is not a full commit id; pass the id that sync() returned"
             )
-        roots = self.docs_roots
-        listing = self._git(
-            "--literal-pathspecs",
-            "ls-tree",
-            "-r",
-            "-z",
-            "--long",
-            "--full-tree",
-            # No --end-of-options: ref is hex, and after it ls-tree would take "--" for a path.
-            ref,
-            "--",
-            *[os.fsencode(root) for root in roots if root != "."],
-            purpose=f"listing the docs of commit {ref} in {shown(self.name)}",
-            next_step="check that the commit exists there (git cat-file -t COMMIT)",
-        ).stdout
-        skipped = self._skipped_ancestors(ref)
+        selection = self.selection
+        found = selection.docs is None
+        listing = self._listing(ref, selection.docs or WHOLE_TREE)
+        roots = selection.docs or discover(_doc_paths(listing))
+        skipped = self._skipped_ancestors(ref, roots)
         wanted: list[tuple[str, bytes, Kind]] = []
-        for record in listing.split(b"\0"):
-            if not record:
-                continue
+        excluded = 0
+        for record in listing:
             meta, _, raw_path = record.partition(b"\t")
             mode, _type, oid, size = meta.split()
             path = raw_path.decode("utf-8", "surrogateescape")
             kind = kind_of(path)
+            if found and not _found_doc(path, roots):
+                continue  # outside the roots found, or vendored: not part of the docs
             if not _is_under(path, roots):
                 skipped.append(skip(path, LEAVES_ROOT, logging.WARNING))
+            elif not selection.keeps(path):
+                excluded += kind is not None
             elif mode == b"120000":
                 skipped.append(skip(path, SYMLINK))
             elif mode == b"160000":
@@ -215,16 +225,39 @@ class GitWorkspace:
         if not files and not skipped:
             raise WorkspaceError(
                 f"{shown(self.name)}: no documentation files ({suffixes()}) at commit {ref} "
-                f"under {listed(roots)}; name the directory that holds them with --docs DIR"
+                f"under {listed(roots)}{globs_note(selection, excluded)}; name the directory "
+                "that holds them with --docs DIR"
             )
-        return sorted_docs(files, skipped)
+        return sorted_docs(files, skipped, roots, excluded)
 
-    def _skipped_ancestors(self, ref: str) -> list[Skipped]:
+    def roots_at(self, ref: str) -> tuple[str, ...]:
+        """The docs roots at commit `ref`: those named, or those a discovery finds there."""
+        if self.selection.docs is not None:
+            return self.selection.docs
+        return discover(_doc_paths(self._listing(ref, WHOLE_TREE)))
+
+    def _listing(self, ref: str, roots: Sequence[str]) -> list[bytes]:
+        """`ls-tree --long` records (mode, type, id, size, a tab and the path) under `roots`."""
+        out = self._git(
+            "--literal-pathspecs",
+            "ls-tree",
+            "-r",
+            "-z",
+            "--long",
+            "--full-tree",
+            # No --end-of-options: ref is hex, and after it ls-tree would take "--" for a path.
+            ref,
+            "--",
+            *[os.fsencode(root) for root in roots if root != "."],
+            purpose=f"listing the docs of commit {ref} in {shown(self.name)}",
+            next_step="check that the commit exists there (git cat-file -t COMMIT)",
+        ).stdout
+        return [record for record in out.split(b"\0") if record]
+
+    def _skipped_ancestors(self, ref: str, roots: Sequence[str]) -> list[Skipped]:
         """A docs root below a symbolic link or a submodule (docs/ a link, --docs docs/api) lists
         nothing: report the entry that stops it, as a plain directory's walk does."""
-        ancestors = sorted(
-            {"/".join(root.split("/")[:i]) for root in self.docs_roots for i in _depths(root)}
-        )
+        ancestors = sorted({"/".join(root.split("/")[:i]) for root in roots for i in _depths(root)})
         if not ancestors:
             return []
         listing = self._git(
@@ -361,6 +394,25 @@ def git_said(stderr: bytes, secret_url: str | None = None) -> str:
     if len(first) > _GIT_MESSAGE_CHARS:
         first = first[:_GIT_MESSAGE_CHARS] + "..."
     return shown(first)
+
+
+def _doc_paths(listing: Iterable[bytes]) -> Iterator[str]:
+    """The paths of the documentation files (by suffix) in an ls-tree listing."""
+    for record in listing:
+        path = record.partition(b"\t")[2].decode("utf-8", "surrogateescape")
+        if kind_of(path) is not None:
+            yield path
+
+
+def _found_doc(path: str, roots: Sequence[str]) -> bool:
+    """Whether a discovery looks at `path`: under a root found, outside vendored folders, and
+    markup when the root is the whole tree; and a path that is not clean (reported as leaving
+    the root), or a well-known docs folder that is a link or a submodule (reported as such)."""
+    if any(part in ("", ".", "..") for part in path.split("/")) or path in DOC_ROOT_CANDIDATES:
+        return True
+    if not _is_under(path, roots) or in_vendored(path):
+        return False
+    return roots != WHOLE_TREE or is_markup(path)
 
 
 def _is_under(path: str, roots: Iterable[str]) -> bool:

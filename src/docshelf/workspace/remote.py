@@ -11,18 +11,16 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from docshelf.config import (
-    DEFAULT_DOCS_ROOTS,
-    GIT_FETCH_TIMEOUT_SECONDS,
-)
+from docshelf.config import GIT_FETCH_TIMEOUT_SECONDS
 from docshelf.errors import WorkspaceError
 from docshelf.workspace.docs import shown
 from docshelf.workspace.git import GitWorkspace, run_git
 from docshelf.workspace.redaction import redact_url
+from docshelf.workspace.selection import Selection
 
 
 def open_url(
-    url: str, roots: tuple[str, ...] | None, name: str | None, mirrors_dir: Path
+    url: str, selection: Selection, chosen: bool, name: str | None, mirrors_dir: Path
 ) -> GitWorkspace:
     display = redact_url(url)
     digest = hashlib.sha256(url.encode("utf-8", "surrogateescape")).hexdigest()
@@ -64,7 +62,8 @@ def open_url(
     return GitWorkspace(
         mirror,
         name=name or display,
-        docs_roots=roots or DEFAULT_DOCS_ROOTS,
+        selection=selection,
+        chosen=chosen,
         url=url,
         fresh=fresh,
     )
