@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -209,14 +210,21 @@ def check_outline(path: str, text: str, found: Outline, chunks: list[Chunk]) -> 
     for shown_line, own in zip(visible, lines, strict=True):
         assert _is_subsequence(shown_line, own), (shown_line, own)
     n, count = len(found.text), len(visible)
+    starts = [0]
+    for line in visible[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
 
-    def index(offset: int) -> int:
-        if offset == n and not found.text.endswith("\n"):
+    def index(offset: int, end: bool = False) -> int:
+        """The 0-based index of the line starting at `offset`; the end of the text, as a
+        section's end, is one past the last line."""
+        if offset == n and (end or (n and not found.text.endswith("\n"))):
             return count
-        return found.text.count("\n", 0, offset)
+        at = bisect_right(starts, offset) - 1
+        assert starts[at] == offset, "a section starts at the start of a line"
+        return at
 
     sections = [
-        SectionLines(index(s.start), index(s.body_start), index(s.end), s.heading)
+        SectionLines(index(s.start), index(s.body_start), index(s.end, end=True), s.heading)
         for s in found.sections
     ]
     assert sections and sections[0].start == 0 and sections[-1].end == count
