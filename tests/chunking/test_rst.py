@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from docshelf.chunking import Chunk
 from docshelf.chunking.rst import looks_like_rst, outline_rst, split_rst
-from docshelf.chunking.text import prepare
 from tests.chunking.invariants import check_outline
 from tests.chunking.test_robustness import SETS, examples
 
@@ -26,29 +25,8 @@ SHAPE_SECONDS = 2.0
 
 
 def check(path: str, text: str) -> list[Chunk]:
-    """check_outline on the outline and chunks of `text`; returns the chunks.
-
-    check_outline counts the end of a visible text that ends in a newline as its last (empty)
-    line, not past it, and the start of an empty one as past its only line: so it fails on every
-    outline whose last visible line is empty, as that of any file ending in a newline. Until
-    tests/chunking/invariants.py maps a section's end offset len(text) to the line count, the
-    trailing lines that show nothing are dropped before the check, once it is asserted that
-    dropping them changes neither a visible line before them nor a chunk.
-    """
+    """check_outline on the outline and chunks of `text`; returns the chunks."""
     found, chunks = outline_rst(text), split_rst(path, text)
-    lines, visible = prepare(text).split("\n"), found.text.split("\n")
-    assert len(visible) == len(lines), "the visible text keeps every line of the file"
-    keep = len(visible)
-    while keep and not visible[keep - 1]:
-        keep -= 1
-    if not keep:
-        assert chunks == [], "a file that shows nothing has no chunk"
-        return chunks
-    if keep < len(visible):
-        text = "\n".join(lines[:keep])
-        found = outline_rst(text)
-        assert found.text.split("\n") == visible[:keep]
-        assert split_rst(path, text) == chunks
     check_outline(path, text, found, chunks)
     return chunks
 
