@@ -1,0 +1,531 @@
+"""The MDX chunker: MDX read line by line into an outline, cut by the section packer.
+
+MDX is Markdown with JavaScript: ESM `import`/`export` statements, JSX tags and `{expressions}`.
+Its headings and fences are Markdown's, so the Markdown scanner finds them, in a scan text where
+what is not Markdown became blank (lines of code) or a neutral letter (constructs inside prose).
+
+Constraints:
+- Pure and deterministic, no I/O; the packer's guarantees hold (markdown.pack_sections): the
+  visible lines are the file's own lines one for one, so line numbers are the file's.
+- ESM statements at the top level (column 1, not continuing a paragraph, outside fences) are the
+  page's code: their lines are blank in the visible text, multi-line ones to their end (a blank
+  line ends one once its brackets, strings and comments are closed, as remark-mdx's acorn check
+  does). Front matter (YAML `---` or TOML `+++`) is blank too; its `title` tops the breadcrumb.
+- JSX tags stay visible (their string attributes are content), without their `{expression}`
+  attribute values; `{expressions}`, `{/* comments */}` and `<!-- comments -->` (invalid MDX,
+  read as comments) are taken out of the visible lines. Braces and `<` inside code spans, link
+  destinations and fences are text. A construct that does not close is text.
+- There are no HTML blocks and no indented code in MDX: a heading between JSX tags or indented
+  inside a JSX block is a heading. Breadcrumb titles are plain words (no tags, links' targets,
+  backticks or emphasis), never empty when the heading has a word.
+- Linear time: lines and constructs are found by searching, the end of each `{` is remembered,
+  and a construct that runs off the end of its paragraph (or of the file) stops the search for
+  more of its kind there, so no stretch of the text is read more than a few times.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from html import unescape
+
+from docshelf.chunking.fences import fence_open
+from docshelf.chunking.markdown import Chunk, _front_matter, _sections
+from docshelf.chunking.outline import Heading, Outline, outline, split_outline
+from docshelf.chunking.text import prepare
+from docshelf.config import MAX_TITLE_CHARS
+
+# Where a tag or a comment may start: "<" before a name, "/", ">" or "!--".
+_TAG_START = r"<(?:!--|(?=[ \t\n]*+(?:[^\W\d]|[$/>])))"
+# A line the block reader must look at: blank, or starting (after any indentation) with what may
+# begin a fence, a list item, a quote, a heading, an underline or break, a tag or an expression;
+# or an ESM statement. Any other line continues or opens a paragraph.
+_LINE_EVENT = re.compile(
+    rf"^[ \t]*+(?:$|[#{{`~>=_*+0-9-]|(?:import|export) |{_TAG_START})", re.MULTILINE
+)
+_ESM_KEYWORDS = ("import ", "export ")
+_BLANK_LINE = re.compile(r"\n[ \t]*+(?=\n|\Z)")
+_ATX = re.compile(r"(#{1,6})(?:[ \t]|$)")
+# A line that ends an open paragraph where it stands: a setext underline or a thematic break.
+_UNDERLINE_OR_BREAK = re.compile(r"(?:=+|-+)[ \t]*|([-*_])[ \t]*(?:\1[ \t]*){2,}")
+_THEMATIC_BREAK = re.compile(r"([-*_])[ \t]*(?:\1[ \t]*){2,}")
+# A list item or a block quote starts a paragraph of its own.
+_CONTAINER_START = re.compile(r"(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)|>")
+# A fence closes, at any indentation (MDX has no indented code), on a run at least as long.
+_FENCE_CLOSE = {
+    "`": re.compile(r"\n[ \t]*+(`{3,}+)[ \t]*+(?=\n|\Z)"),
+    "~": re.compile(r"\n[ \t]*+(~{3,}+)[ \t]*+(?=\n|\Z)"),
+}
+_TOML_END = re.compile(r"\n\+\+\+[ \t]*(?=\n|\Z)")
+_TOML_TITLE = re.compile(r"^title[ \t]*=(.*)$", re.MULTILINE)
+
+# Inside prose: an escape, a code span, a tag or comment, an expression, a link destination.
+_INLINE_EVENT = re.compile(rf"[\\`{{]|\]\(|{_TAG_START}")
+_INLINE_EVENT_NO_BRACE = re.compile(rf"[\\`]|\]\(|{_TAG_START}")  # once expressions ran off
+_BACKTICKS = re.compile(r"`++")
+_DESTINATION = re.compile(
+    r"\(\s*+(?:<[^<>\n]*+>|[^\s()<]*+)(?:\s++(?:\"[^\"\n]*+\"|'[^'\n]*+'))?\s*+\)"
+)
+# JSX: whitespace (line endings too), names, a tag's start and its attributes.
+_S = r"[ \t\n]*+"
+_SPACE = re.compile(_S)
+_NAME = r"(?:[^\W\d]|\$)[\w$-]*+"
+# A tag's start: "<", "/" when it closes, its name (a member a.b.c, or a namespace a:b).
+_TAG_HEAD = re.compile(rf"<{_S}(/{_S})?({_NAME}(?:{_S}\.{_S}{_NAME})*+(?:{_S}:{_S}{_NAME})?)?")
+# Attributes up to the first one whose value is an expression (or the end of the tag).
+_ATTRIBUTES = re.compile(
+    rf"(?:{_S}{_NAME}(?:{_S}:{_S}{_NAME})?(?:{_S}={_S}(?:\"[^\"]*+\"|'[^']*+'))?)*+{_S}"
+)
+_SIMPLE_EXPRESSION = re.compile(r"\{[^{}()\[\]\"'`/]*+\}")
+# JavaScript, read just enough to find where code ends (no regular expression literals).
+_CODE_EVENT = re.compile(r"[{}()\[\]\"'`/]")
+_TEMPLATE_EVENT = re.compile(r"\\[\s\S]|`|\$\{")
+_STRING_REST = {
+    "'": re.compile(r"(?:[^'\\\n]++|\\[\s\S])*+'?"),
+    '"': re.compile(r'(?:[^"\\\n]++|\\[\s\S])*+"?'),
+}
+
+# The scan text: what a construct inside prose becomes (a letter keeps the line a paragraph line:
+# a blank would end the paragraph, a space could make "<b/># x" a heading), and indentation.
+_FILLER = "a"
+_NOT_NEWLINE = re.compile(r"[^\n]+")
+_INDENT = re.compile(r"^[ \t]+", re.MULTILINE)
+_LEADING_LT = re.compile(r"^<", re.MULTILINE)  # a `<` that began no tag opens no HTML block
+
+# Titles: a huge heading is cut before its markup is read; links, code, emphasis, escapes go.
+_TITLE_SCAN_CHARS = 4 * MAX_TITLE_CHARS
+_LINK = re.compile(r"!?\[([^\[\]\n]*)\](?:\([^()\n]*\)|\[[^\[\]\n]*\])?")
+_EMPHASIS = re.compile(r"[*`]+|~~|(?<!\w)_+|_+(?!\w)")
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_WORD = re.compile(r"\w+")
+_STRING_ATTRIBUTE = re.compile(r"=[ \t]*+(?:\"([^\"\n]*+)\"|'([^'\n]*+)')")
+
+_Span = tuple[int, int, bool]  # (start, end, hidden): hidden leaves the visible text, tags stay
+
+
+def split_mdx(path: str, text: str) -> list[Chunk]:
+    """Cut an MDX file into chunks: one section per heading, as the Markdown chunker cuts, with
+    its code (ESM, expressions, front matter) left out of the content."""
+    return split_outline(path, outline_mdx(text))
+
+
+def outline_mdx(text: str) -> Outline:
+    """The outline of an MDX file: its visible lines and its sections."""
+    return _Reader(prepare(text)).outline()
+
+
+class _Lexer:
+    """JavaScript read for its structure only: one depth for all brackets, strings, template
+    literals, comments. A quote left open at the end of its line closes there; a `/` is division,
+    never a regular expression. `ends` remembers where each `{` read in code closed, shared by
+    every lexer of a text: a later read that comes to that brace steps over its group at once."""
+
+    __slots__ = ("comment", "ends", "pos", "stack", "templates", "text")
+
+    def __init__(self, text: str, pos: int, ends: dict[int, int]) -> None:
+        self.text, self.pos, self.ends = text, pos, ends
+        self.stack: list[int] = []  # where each open bracket is
+        self.templates: list[int] = []  # the stack depth inside each open template literal
+        self.comment = False  # inside /* */
+
+    def complete(self) -> bool:
+        return not self.stack and not self.templates and not self.comment
+
+    def run(self, limit: int, close: bool) -> int:
+        """Read on to `limit`. With `close`, stop just after the bracket that empties the stack
+        and return that offset; else (or when it never comes) return -1."""
+        text, stack, templates, ends = self.text, self.stack, self.templates, self.ends
+        pos = self.pos
+        code_event, template_event = _CODE_EVENT.search, _TEMPLATE_EVENT.search
+        while pos < limit:
+            if self.comment:
+                end = text.find("*/", pos, limit)
+                if end < 0:
+                    pos = limit
+                    break
+                self.comment, pos = False, end + 2
+                continue
+            if templates and templates[-1] == len(stack):
+                m = template_event(text, pos, limit)
+                if m is None:
+                    pos = limit
+                    break
+                pos = m.end()
+                event = text[m.start()]
+                if event == "`":
+                    templates.pop()
+                elif event == "$":
+                    stack.append(pos - 1)
+                continue
+            m = code_event(text, pos, limit)
+            if m is None:
+                pos = limit
+                break
+            at = m.start()
+            pos = at + 1
+            event = text[at]
+            if event in "([":
+                stack.append(at)
+            elif event == "{":
+                known = ends.get(at)
+                if known is not None and known <= limit:
+                    pos = known  # a group read before: the same state after it
+                else:
+                    stack.append(at)
+            elif event in ")]}":
+                if stack:  # in code, so above any template literal's depth
+                    opened = stack.pop()
+                    if text[opened] == "{":
+                        ends[opened] = pos
+                    if close and not stack:
+                        self.pos = pos
+                        return pos
+            elif event == "`":
+                templates.append(len(stack))
+            elif event == "/":
+                after = text[pos : pos + 1]
+                if after == "/":
+                    end = text.find("\n", pos, limit)
+                    pos = end if end >= 0 else limit
+                elif after == "*":
+                    self.comment, pos = True, pos + 1
+            else:  # a quote
+                rest = _STRING_REST[event].match(text, pos, limit)
+                pos = rest.end() if rest is not None else limit
+        self.pos = pos
+        return -1
+
+
+class _Reader:
+    """One MDX text: the spans its constructs take, found line by line, then the outline."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.n = text, len(text)
+        self.spans: list[_Span] = []  # in order, not overlapping
+        self.blank: list[tuple[int, int]] = []  # offsets of lines of no prose: front matter, ESM
+        self.flow: list[tuple[int, int]] = []  # offsets of lines of JSX tags and expressions alone
+        self.ends: dict[int, int] = {}  # where each `{` read in code closes
+        self.dead = 0  # no expression starts before this offset: one ran off the end there
+        self.comment_search = (self.n + 1, -1)  # the last search for "-->": from, found at
+        self.not_tags: dict[int, int] = {}  # where a `<` read to the end of the text stopped
+
+    def outline(self) -> Outline:
+        top, body = self._front_matter()
+        if body:
+            self.blank.append((0, body - 1))
+        self._blocks(body)
+        return self._build(top)
+
+    def _front_matter(self) -> tuple[str, int]:
+        """The front matter's title and the offset of the first line after it (0 when none)."""
+        text = self.text
+        end, title = _front_matter(text)
+        if end == 0 and text[: text.find("\n") + 1].rstrip() == "+++":
+            m = _TOML_END.search(text)
+            if m is not None:
+                end = min(m.end() + 1, self.n)
+                found = _TOML_TITLE.search(text, 0, m.start() + 1)
+                if found is not None:
+                    title = found.group(1).strip().strip("\"'").strip()
+        return title, end
+
+    def _blocks(self, pos: int) -> None:
+        """Read the lines from offset `pos`: fences, ESM, headings, lines of JSX and expressions,
+        and paragraphs, whose prose is read for constructs once their end is known."""
+        text, n = self.text, self.n
+        paragraph = -1  # the offset where the open paragraph starts, -1 when none is open
+        next_event = _LINE_EVENT.search
+        while pos <= n:
+            m = next_event(text, pos)
+            s = m.start() if m is not None else n + 1
+            if s > pos and paragraph < 0:
+                paragraph = pos  # the lines skipped are prose
+            if m is None:
+                break
+            e = text.find("\n", s)
+            e = e if e >= 0 else n
+            body = text[s:e].lstrip(" \t")
+            pos = e + 1
+            if not body:
+                paragraph = self._close(paragraph, s)
+                continue
+            c = body[0]
+            if c in "`~-+*0123456789" and (fence := fence_open(body)) is not None:
+                paragraph = self._close(paragraph, s)
+                closes = _FENCE_CLOSE[fence.marker[0]].search
+                while (found := closes(text, e)) is not None:
+                    e = found.end()
+                    if len(found.group(1)) >= len(fence.marker):
+                        break
+                else:
+                    e = n
+                pos = e + 1
+            elif paragraph < 0 and c in "ie" and text.startswith(_ESM_KEYWORDS, s):
+                pos = self._esm_end(s)
+                self.blank.append((s, pos - 1))
+            elif c == "#" and _ATX.match(body):
+                paragraph = self._close(paragraph, s)
+                self._inline(s, e)
+            elif (c == "<" or (c == "{" and s >= self.dead)) and (
+                flow := self._flow(e - len(body))
+            ) is not None:
+                paragraph = self._close(paragraph, s)
+                self.spans += flow[1]
+                self.flow.append((s, flow[0]))
+                pos = flow[0] + 1
+            elif paragraph >= 0 and c in "=-*_" and _UNDERLINE_OR_BREAK.fullmatch(body):
+                paragraph = self._close(paragraph, s)
+            elif paragraph < 0 and c in "-*_" and _THEMATIC_BREAK.fullmatch(body):
+                pass
+            elif _CONTAINER_START.match(body):
+                self._close(paragraph, s)
+                paragraph = s
+            elif paragraph < 0:
+                paragraph = s
+        self._close(paragraph, n + 1)
+
+    def _close(self, paragraph: int, s: int) -> int:
+        """Read the prose of the paragraph open since offset `paragraph`, which ends before the
+        line starting at `s`. Returns -1: no paragraph is open after it."""
+        if paragraph >= 0:
+            self._inline(paragraph, s - 1)
+        return -1
+
+    def _esm_end(self, s: int) -> int:
+        """Where the line after the ESM block starting at offset `s` starts: the first blank
+        line at which its code is complete, else the end of the text (plus one)."""
+        text = self.text
+        lexer = _Lexer(text, s, self.ends)
+        pos = s
+        while (blank := _BLANK_LINE.search(text, pos)) is not None:
+            lexer.run(blank.start(), close=False)
+            if lexer.complete():
+                return blank.start() + 1
+            pos = blank.end()
+        return self.n + 1
+
+    def _flow(self, p: int) -> tuple[int, list[_Span]] | None:
+        """The line of JSX tags, comments and expressions alone starting at offset `p` (it may
+        take more lines): where it ends (its newline, or the end of the text) and its spans;
+        None when the line holds anything else, or a construct that does not close."""
+        text, n = self.text, self.n
+        spans: list[_Span] = []
+        while True:
+            if text.startswith("<!--", p):
+                end = self._comment(p, n)
+                if end < 0:
+                    return None
+                spans.append((p, end, True))
+            elif text[p] == "<":
+                end, hidden = self._tag(p, n)
+                if end < 0:
+                    self.not_tags[p] = -end - 1
+                    return None
+                spans += _tag_spans(p, end, hidden)
+            elif text[p] == "{":
+                end = self._expression(p, n)
+                if end < 0:
+                    return None
+                spans.append((p, end, True))
+            else:
+                return None
+            while end < n and text[end] in " \t":
+                end += 1
+            if end >= n or text[end] == "\n":
+                return end, spans
+            p = end
+
+    def _inline(self, a: int, b: int) -> None:
+        """Find the constructs in the prose text[a:b]: escapes and code spans are text, tags and
+        comments are spans, expressions are hidden spans."""
+        text, spans = self.text, self.spans
+        runs: dict[int, list[int]] | None = None  # the backtick runs of text[a:b], by length
+        pos = a
+        while True:
+            if pos < self.dead:  # no expression starts here: skip the braces at once
+                m = _INLINE_EVENT_NO_BRACE.search(text, pos, min(self.dead, b))
+                if m is None:
+                    if self.dead >= b:
+                        return
+                    pos = self.dead
+                    continue
+            elif (m := _INLINE_EVENT.search(text, pos, b)) is None:
+                return
+            p = m.start()
+            c = text[p]
+            if c == "\\":
+                pos = p + 2
+            elif c == "`":
+                size = _BACKTICKS.match(text, p, b).end() - p  # type: ignore[union-attr]
+                if runs is None:
+                    runs = {}
+                    for run in _BACKTICKS.finditer(text, a, b):
+                        runs.setdefault(run.end() - run.start(), []).append(run.start())
+                same = runs.get(size, [])
+                at = bisect_right(same, p)
+                pos = same[at] + size if at < len(same) else p + size
+            elif c == "]":
+                dest = _DESTINATION.match(text, p + 1, b)
+                pos = dest.end() if dest is not None else p + 1
+            elif c == "{":
+                end = self._expression(p, b)
+                if end >= 0:
+                    spans.append((p, end, True))
+                pos = end if end >= 0 else p + 1
+            elif text.startswith("<!--", p):
+                end = self._comment(p, b)
+                if end >= 0:
+                    spans.append((p, end, True))
+                pos = end if end >= 0 else p + 1
+            else:
+                stop = self.not_tags.get(p, b + 1)  # a stop before b is one here too
+                end, hidden = (-stop - 1, []) if stop <= b else self._tag(p, b)
+                if end >= 0:
+                    spans += _tag_spans(p, end, hidden)
+                pos = end if end >= 0 else max(-end - 1, p + 1)
+
+    def _comment(self, p: int, limit: int) -> int:
+        """The offset after the `-->` closing the comment at `p`, or -1."""
+        searched_from, found = self.comment_search
+        if not (searched_from <= p + 4 and (found < 0 or found >= p + 4)):
+            found = self.text.find("-->", p + 4)
+            self.comment_search = (p + 4, found)
+        return found + 3 if 0 <= found <= limit - 3 else -1
+
+    def _expression(self, p: int, limit: int) -> int:
+        """The offset after the `}` closing the expression at `p`, or -1 when it does not close
+        before `limit` (then no expression starts before `limit`: MDX would reject the file)."""
+        if p < self.dead:
+            return -1
+        simple = _SIMPLE_EXPRESSION.match(self.text, p, limit)
+        if simple is not None:
+            return simple.end()
+        lexer = _Lexer(self.text, p + 1, self.ends)
+        lexer.stack.append(p)
+        end = lexer.run(limit, close=True)
+        if end < 0:
+            self.dead = max(self.dead, limit)
+            return -1
+        return end
+
+    def _tag(self, p: int, limit: int) -> tuple[int, list[tuple[int, int]]]:
+        """The JSX tag at `p`: the offset after its `>` and its expression attributes' spans;
+        else minus one minus the offset where it stopped being a tag."""
+        text = self.text
+        hidden: list[tuple[int, int]] = []
+        head = _TAG_HEAD.match(text, p, limit)
+        assert head is not None  # it matches "<" at least
+        q = head.end()
+        if head.group(2) is None or head.group(1) is not None:  # a fragment, or a closing tag
+            q = _SPACE.match(text, q, limit).end()  # type: ignore[union-attr]
+            return (q + 1, hidden) if text.startswith(">", q) and q < limit else (-q - 1, [])
+        while True:
+            q = _ATTRIBUTES.match(text, q, limit).end()  # type: ignore[union-attr]
+            c = text[q] if q < limit else ""
+            if c == ">":
+                return q + 1, hidden
+            if c == "/":
+                r = _SPACE.match(text, q + 1, limit).end()  # type: ignore[union-attr]
+                return (r + 1, hidden) if text.startswith(">", r) and r < limit else (-r - 1, [])
+            if c == "=":  # a value that is no string: an expression, or nothing valid
+                q = _SPACE.match(text, q + 1, limit).end()  # type: ignore[union-attr]
+                c = text[q] if q < limit else ""
+            if c != "{":
+                return -q - 1, []
+            end = self._expression(q, limit)
+            if end < 0:
+                return -q - 1, []
+            hidden.append((q, end))
+            q = end
+
+    def _build(self, top: str) -> Outline:
+        """The visible lines, the scan text's headings, and the outline of both."""
+        text = self.text
+        visible_parts: list[str] = []
+        scan_parts: list[str] = []
+        title_parts: list[str] = []
+        at = 0
+        for a, b, hidden in self.spans:
+            plain, piece = text[at:a], text[a:b]
+            newlines = "\n" * piece.count("\n")
+            visible_parts += (plain, newlines if hidden else piece)
+            scan_parts += (plain, _NOT_NEWLINE.sub(_FILLER, piece))
+            title_parts += (plain, newlines)
+            at = b
+        visible = ("".join(visible_parts) + text[at:]).split("\n")
+        scan = ("".join(scan_parts) + text[at:]).split("\n")
+        titles = ("".join(title_parts) + text[at:]).split("\n")
+        lines = text.split("\n")
+        starts = [0] * len(lines)
+        for i in range(1, len(lines)):
+            starts[i] = starts[i - 1] + len(lines[i - 1]) + 1
+        for ranges, blanked in ((self.blank, (visible, scan)), (self.flow, (scan,))):
+            for a, b in ranges:  # offsets on the first and the last line
+                first, last = bisect_right(starts, a) - 1, bisect_right(starts, b) - 1
+                for kept in blanked:
+                    kept[first : last + 1] = [""] * (last + 1 - first)
+        # Indentation means nothing in MDX; a `<` left at a line's start began no tag.
+        joined = _LEADING_LT.sub(_FILLER, _INDENT.sub("", "\n".join(scan)))
+        first_end = joined.find("\n")
+        if joined[: first_end if first_end >= 0 else len(joined)].rstrip() == "---":
+            joined = "***" + joined[3:]  # a break the Markdown scanner must not read as YAML
+        return outline(visible, _headings(joined, titles, lines), top)
+
+
+def _headings(scan: str, titles: list[str], lines: list[str]) -> list[Heading]:
+    """The headings the Markdown scanner finds in the scan text, by line index, with their titles
+    from the title lines (the file's lines without tags and expressions)."""
+    headings: list[Heading] = []
+    line, counted, n = 0, 0, len(scan)
+    for section in _sections(scan)[1:]:
+        line += scan.count("\n", counted, section.start)
+        counted = section.start
+        body = line + scan.count("\n", section.start, section.body_start)
+        if section.body_start == n and not scan.endswith("\n"):
+            body += 1
+        end = scan.find("\n", section.start)
+        atx = _ATX.match(scan, section.start, end if end >= 0 else n)
+        if atx is not None:
+            level = len(atx.group(1))
+            title = _atx_title(titles[line], level)
+        else:
+            last = scan.rfind("\n", 0, section.body_start - 1) + 1
+            level = 1 if scan.startswith("=", last) else 2
+            title = " ".join(t.strip().removesuffix("\\") for t in titles[line : body - 1])
+        headings.append(Heading(line, body, level, _plain(title, " ".join(lines[line:body]))))
+    return headings
+
+
+def _tag_spans(p: int, end: int, hidden: list[tuple[int, int]]) -> list[_Span]:
+    """A tag's spans: the tag, broken by its hidden expression attributes."""
+    spans: list[_Span] = []
+    for a, b in hidden:
+        spans += ((p, a, False), (a, b, True))
+        p = b
+    spans.append((p, end, False))
+    return spans
+
+
+def _atx_title(line: str, level: int) -> str:
+    """An ATX heading's text: without its opening run of `#` and an optional closing one."""
+    title = line.lstrip(" \t")[level:].strip(" \t")
+    if title.endswith("#"):
+        unclosed = title.rstrip("#")
+        if not unclosed or unclosed[-1] in " \t":
+            title = unclosed.rstrip(" \t")
+    return title
+
+
+def _plain(title: str, source: str) -> str:
+    """A title as plain words: link text without its target, code without backticks, no
+    emphasis or escapes. Never empty when `source` (the heading's own lines, tags and all) has
+    a word: a title of tags alone is their string attributes' words, else all its words."""
+    title = title[:_TITLE_SCAN_CHARS]
+    title = _LINK.sub(r"\1", title)
+    title = _ESCAPE.sub(r"\1", _EMPHASIS.sub("", title))
+    title = " ".join(unescape(title).split())
+    if title:
+        return title
+    source = source[:_TITLE_SCAN_CHARS]
+    values = " ".join(a or b for a, b in _STRING_ATTRIBUTE.findall(source))
+    return " ".join(_WORD.findall(values) or _WORD.findall(source))
