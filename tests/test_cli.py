@@ -329,3 +329,44 @@ def test_status_reads_a_postgresql_store_from_the_environment(postgres_url: str)
     assert report["workspaces"] == [
         {"workspace": "repo", "current": "c" * 40, "pinned": [], "refs": {"c" * 40: 1}}
     ]
+
+
+def test_chunk_cuts_each_format_by_its_own_titles_and_a_django_txt_as_rst(tmp_path: Path) -> None:
+    root = tmp_path / "formats"
+    root.mkdir()
+    (root / "guide.rst").write_text(
+        ":orphan:\n\nGuide\n=====\n\nIntro text.\n\nInstall\n-------\n\nRun pip.\n"
+    )
+    (root / "manual.adoc").write_text(
+        "= Manual\n:toc: left\n\nPreamble text.\n\n== Usage\n\n// a comment\nUse it.\n"
+    )
+    (root / "page.mdx").write_text(
+        "import {Tabs} from './tabs.js'\n\n# Page\n\n<Tabs>\n## Setup\n\nDo this {props.x}.\n"
+        "</Tabs>\n"
+    )
+    (root / "topic.txt").write_text(
+        "======\nTopics\n======\n\nSome words.\n\nViews\n=====\n\nMore.\n"
+    )
+    (root / "plain.txt").write_text("Just a note.\n\nAnother one.\n")
+    result = run("chunk", str(root), "--json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    headings = {(r["path"], r.get("heading")) for r in rows}
+    assert headings == {
+        ("guide.rst", "Guide"),
+        ("guide.rst", "Guide > Install"),
+        ("manual.adoc", "Manual"),
+        ("manual.adoc", "Manual > Usage"),
+        ("page.mdx", "Page"),  # its <Tabs> element is its content, as remark-mdx reads it
+        ("page.mdx", "Page > Setup"),
+        ("plain.txt", None),
+        ("topic.txt", "Topics"),
+        ("topic.txt", "Topics > Views"),
+    }
+    contents = "\n".join(r.get("content", "") for r in rows)
+    for hidden in (":orphan:", ":toc:", "// a comment", "import {Tabs}", "{props.x}"):
+        assert hidden not in contents
+    forced = json.loads(
+        run("chunk", str(root / "topic.txt"), "--chunker", "paragraph", "--json").stdout
+    )
+    assert all("chunk_index" in r for r in forced)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from docshelf.rows import Vector
-from docshelf.workspace import DocFile, Docs, Skipped, Selection
+from docshelf.workspace import DocFile, Docs, Selection, Skipped
 
 MODEL = "fake-model"
 DIM = 16
