@@ -276,3 +276,35 @@ def test_a_changed_selection_reindexes_the_commit_and_reuses_every_vector(
     back = json.loads(docshelf("index", str(repo.path), *base, "--docs", "docs").stdout)
     # The glossary's vector went with the ref that dropped it; the other two are reused.
     assert (back["chunks"], back["embedded"], back["reused"]) == (3, 1, 2)
+
+
+@pytest.mark.parametrize(
+    ("pages", "roots"),
+    [
+        ({"content/guide/setup.md": "# Setup\n\nRun the installer.\n"}, ["content"]),
+        (
+            {
+                "docs/src/content/docs/setup.mdx": "import X from './x'\n\n# Setup\n\nRun it.\n",
+                "docs/src/content/docs/api.rst": "API\n===\n\nCall it.\n",
+            },
+            ["docs"],
+        ),
+    ],
+)
+def test_index_with_no_docs_finds_docs_in_content_or_a_docs_package(
+    tmp_path: Path, pages: dict[str, str], roots: list[str]
+) -> None:
+    repo = Repo(tmp_path / "site")
+    repo.write("README.md", "# Site\n")
+    repo.write("package.json", "{}\n")
+    for path, text in pages.items():
+        repo.write(path, text)
+    repo.commit("site")
+    store = str(tmp_path / "store.sqlite3")
+    done = docshelf("index", str(repo.path), "--store", store, "--embedder", "none", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["roots"], report["files"]) == (roots, len(pages))
+    with sqlite3.connect(store) as raw:
+        stored = {p for (p,) in raw.execute("SELECT DISTINCT path FROM chunks")}
+    assert stored == set(pages)
