@@ -55,8 +55,9 @@ $(VENV)/.installed-bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,bench]'
 	touch $@
 
-bench: $(VENV)/.installed-bench
+bench: $(VENV)/.installed-bench reference-parsers
 	$(BIN)/python bench/chunking.py
+	$(BIN)/python bench/agreement.py
 	$(BIN)/python bench/pathological.py
 	$(BIN)/python bench/search.py
 	$(BIN)/python bench/git_read.py
