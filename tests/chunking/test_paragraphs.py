@@ -58,6 +58,23 @@ def test_overlap_never_carries_a_fence_line() -> None:
     assert chunks[1].text == "plain words after the fence"
 
 
+def test_overlap_never_carries_a_fence_marker_that_stripping_brings_to_a_line_start() -> None:
+    # "\u2028```" is text, not a fence line; the tail stripped of the U+2028 would open a fence.
+    text = "```\n```\n\u2028```\n\nword word word word word"
+    chunks = chunk_text(text, max_chars=32, overlap_chars=8)
+    assert [c.text for c in chunks] == ["```\n```\n\u2028```", "word word word word word"]
+    check_paragraphs(text, chunks, 32, 8)
+
+
+def test_overlap_after_a_line_separator_before_a_fence_marker_holds_no_fence_line() -> None:
+    para = "\tfoo\tbaz\t\tbim\n\n"
+    text = f"{para}```ruby\ndef foo(x)\n  return 3\nend\n```\n\n\u2028\n\u2028```\n\n{para * 9}"
+    chunks = chunk_text(text, max_chars=61, overlap_chars=11)
+    assert chunks[1].text.startswith("foo\tbaz")
+    assert all(fence_balanced(c.text) for c in chunks)
+    check_paragraphs(text, chunks, 61, 11)
+
+
 def test_oversized_fence_pieces_each_carry_the_fence_lines() -> None:
     body = "\n".join(f"    line_{i} = compute({i})" for i in range(60))
     text = f"Setup:\n\n```python title=demo\n{body}\n```\n\nDone."

@@ -310,10 +310,29 @@ def _tail(text: str, size: int, whole_lines: bool = False) -> str:
             tail = tail[blank.start() :]  # from the first word boundary inside the tail
         tail = tail.lstrip()
     if "`" in tail or "~" in tail:
-        lines = tail.split("\n")
-        for i in range(len(lines) - 1, -1, -1):
-            if looks_like_fence(lines[i]):
-                rest = "\n".join(lines[i + 1 :])
-                tail = rest.lstrip("\n") if whole_lines and rest.strip() else rest.lstrip()
-                break
+        tail = _after_fence_lines(tail, whole_lines)
     return tail
+
+
+def _after_fence_lines(tail: str, whole_lines: bool) -> str:
+    """What follows the last line of `tail` that looks like a fence, stripped as `_tail` strips.
+
+    Stripping prose drops leading Unicode whitespace, which may bring a fence marker to the start
+    of the first line kept ("\u2028```" looks like no fence; stripped, it is "```"), so that line is
+    judged as it will be copied, and dropped too when it looks like one.
+    """
+    lines = tail.split("\n")
+    start = next((i + 1 for i in range(len(lines) - 1, -1, -1) if looks_like_fence(lines[i])), 0)
+    if start == 0:
+        return tail
+    if whole_lines:
+        rest = "\n".join(lines[start:])
+        return rest.lstrip("\n") if rest.strip() else ""
+    while True:
+        while start < len(lines) and not lines[start].strip():
+            start += 1
+        if start == len(lines):
+            return ""
+        if not looks_like_fence(lines[start].lstrip()):
+            return "\n".join(lines[start:]).lstrip()
+        start += 1
