@@ -125,10 +125,7 @@ _BUILT_IN_ATTRIBUTES = {
 }
 
 
-class _Title(NamedTuple):
-    level: int
-    text: str
-    lines: int  # 1, or 2 with an underline
+_Title = tuple[int, str, int]  # level, text, lines (1, or 2 with an underline): a plain tuple
 
 
 class _Open(NamedTuple):
@@ -335,7 +332,7 @@ class _Scanner:
             self.marker, self.gap = marker, 0
             self.wants_text = _wants_text(s)
         elif title is not None and discrete:
-            return i + title.lines  # a discrete heading: content of the section it is in
+            return i + title[2]  # a discrete heading: content of the section it is in
         elif style == "comment":
             self.mode, comment = _COMMENT_PARAGRAPH, True
         else:
@@ -349,10 +346,11 @@ class _Scanner:
         return i + 1
 
     def _heading(self, i: int, title: _Title) -> int:
+        level, text, count = title
         start = self.meta_start if self.meta_start >= 0 else i
-        body = i + title.lines
-        self.headings.append(Heading(start, body, title.level, _plain(title.text, self.attributes)))
-        document_title = title.level == 0 and not self.started and not self.block_title
+        body = i + count
+        self.headings.append((start, body, level, _plain(text, self.attributes)))
+        document_title = level == 0 and not self.started and not self.block_title
         self.meta_start, self.style, self.block_title, self.started = -1, "", False, True
         return self._header(body) if document_title else body
 
@@ -522,7 +520,7 @@ def _section_title(s: str, next_line: str) -> _Title | None:
             closing = s[:markers]
             if len(title) > markers and title.endswith(closing) and title[-markers - 1] in " \t":
                 title = title[:-markers].rstrip(" \t")
-            return _Title(markers - 1, _without_anchor(title), 1)
+            return markers - 1, _without_anchor(title), 1
     level = _SETEXT_LEVELS.get(next_line[:1])
     if (
         level is not None
@@ -531,7 +529,7 @@ def _section_title(s: str, next_line: str) -> _Title | None:
         and next_line.count(next_line[0]) == len(next_line)
         and _ALNUM.search(s) is not None
     ):
-        return _Title(level, _without_anchor(s), 2)
+        return level, _without_anchor(s), 2
     return None
 
 

@@ -20,7 +20,8 @@ Constraints:
   backticks or emphasis), never empty when the heading has a word.
 - Linear time: lines and constructs are found by searching, the end of each `{` is remembered,
   and a construct that runs off the end of its paragraph (or of the file) stops the search for
-  more of its kind there, so no stretch of the text is read more than a few times.
+  more of its kind there, so no stretch of the text is read more than a few times. Runs of the
+  plainest constructs in prose, and of lines of tags cut short, are read in one step each.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from html import unescape
+from itertools import accumulate
 
 from docshelf.chunking.fences import fence_open
+from docshelf.chunking.javascript import Lexer
 from docshelf.chunking.markdown import Chunk, _front_matter, _sections
 from docshelf.chunking.outline import Heading, Outline, outline, split_outline
 from docshelf.chunking.text import prepare
@@ -42,6 +45,10 @@ _TAG_START = r"<(?:!--|(?=[ \t\n]*+(?:[^\W\d]|[$/>])))"
 # or an ESM statement. Any other line continues or opens a paragraph.
 _LINE_EVENT = re.compile(
     rf"^[ \t]*+(?:$|[#{{`~>=_*+0-9-]|(?:import|export) |{_TAG_START})", re.MULTILINE
+)
+# Once an expression ran off the end of the text, a line starting with `{` is a paragraph's line.
+_LINE_EVENT_NO_BRACE = re.compile(
+    rf"^[ \t]*+(?:$|[#`~>=_*+0-9-]|(?:import|export) |{_TAG_START})", re.MULTILINE
 )
 _ESM_KEYWORDS = ("import ", "export ")
 _BLANK_LINE = re.compile(r"\n[ \t]*+(?=\n|\Z)")
@@ -71,20 +78,44 @@ _S = r"[ \t\n]*+"
 _SPACE = re.compile(_S)
 _NAME = r"(?:[^\W\d]|\$)[\w$-]*+"
 # A tag's start: "<", "/" when it closes, its name (a member a.b.c, or a namespace a:b).
-_TAG_HEAD = re.compile(rf"<{_S}(/{_S})?({_NAME}(?:{_S}\.{_S}{_NAME})*+(?:{_S}:{_S}{_NAME})?)?")
+_NAME_PATH = rf"{_NAME}(?:{_S}\.{_S}{_NAME})*+(?:{_S}:{_S}{_NAME})?"
+_TAG_HEAD = re.compile(rf"<{_S}(/{_S})?({_NAME_PATH})?")
 # Attributes up to the first one whose value is an expression (or the end of the tag).
 _ATTRIBUTES = re.compile(
     rf"(?:{_S}{_NAME}(?:{_S}:{_S}{_NAME})?(?:{_S}={_S}(?:\"[^\"]*+\"|'[^']*+'))?)*+{_S}"
 )
-_SIMPLE_EXPRESSION = re.compile(r"\{[^{}()\[\]\"'`/]*+\}")
-# JavaScript, read just enough to find where code ends (no regular expression literals).
-_CODE_EVENT = re.compile(r"[{}()\[\]\"'`/]")
-_TEMPLATE_EVENT = re.compile(r"\\[\s\S]|`|\$\{")
-_STRING_REST = {
-    "'": re.compile(r"(?:[^'\\\n]++|\\[\s\S])*+'?"),
-    '"': re.compile(r'(?:[^"\\\n]++|\\[\s\S])*+"?'),
-}
+# An opening tag's start and its attributes up to the first expression value, at once.
+# Atomic, as a match of _TAG_HEAD then one of _ATTRIBUTES: no other split of the two is tried.
+_OPENING_TAG = re.compile(rf"(?><{_S}{_NAME_PATH}{_ATTRIBUTES.pattern})")
+# Prose read in one step, piece by piece, as _Reader._inline would read it event by event (a
+# run of text, escapes, link destinations and code spans of one backquote; a `<` that starts no
+# tag; an opening tag cut short where a character stops it; a tag without expressions, a span),
+# with or without `{` as an event. Each `<` is a piece, checked against _Reader.not_tags.
+_ESCAPE_OR_DESTINATION = rf"\\[\s\S]|\]{_DESTINATION.pattern}|\](?!\()"
+_CODE_SPAN = r"`(?!`)(?:[^`]++|``++)*+`"
+_NOT_A_TAG = r"<(?!!--|[ \t\n]*+(?:[^\W\d]|[$/>]))"
+_WHOLE_TAG = rf"(?>{_OPENING_TAG.pattern}(?:/{_S})?>|<{_S}(?:/{_S})?+(?:{_NAME_PATH})?{_S}>)"
 
+
+def _prose_pieces(no_brace: bool, code: bool) -> re.Pattern[str]:
+    text = r"[^\\`\]<]++" if no_brace else r"[^\\`\]<{]++"
+    run = f"{text}|{_ESCAPE_OR_DESTINATION}" + (f"|{_CODE_SPAN}" if code else "")
+    if no_brace:  # an expression attribute cannot start: the tag stops at its `{`
+        cut = rf"{_OPENING_TAG.pattern}(?:(?=[^>/=])|={_S}(?=[^ \t\n]))"
+    else:
+        cut = rf"{_OPENING_TAG.pattern}(?:(?=[^>/={{])|={_S}(?=[^{{ \t\n]))"
+    return re.compile(rf"(?:{run})++|{_NOT_A_TAG}|{cut}|(?P<tag>{_WHOLE_TAG})")
+
+
+_PROSE = {(b, code): _prose_pieces(b, code) for b in (False, True) for code in (False, True)}
+# Opening tags each cut short at the `<` of the next line's: a run of lines that are no flow line.
+_B = r"[ \t]*+"
+_FAILING_TAG_LINES = re.compile(
+    rf"(?:(?><{_B}{_NAME}(?:{_B}\.{_B}{_NAME})*+(?:{_B}:{_B}{_NAME})?"
+    rf"(?:{_B}{_NAME}(?:{_B}:{_B}{_NAME})?(?:{_B}={_B}(?:\"[^\"\n]*+\"|'[^'\n]*+'))?)*+)"
+    rf"{_B}\n{_B}(?=<))++"
+)
+_SIMPLE_EXPRESSION = re.compile(r"\{[^{}()\[\]\"'`/]*+\}")
 # The scan text: what a construct inside prose becomes (a letter keeps the line a paragraph line:
 # a blank would end the paragraph, a space could make "<b/># x" a heading), and indentation.
 _FILLER = "a"
@@ -98,6 +129,7 @@ _LINK = re.compile(r"!?\[([^\[\]\n]*)\](?:\([^()\n]*\)|\[[^\[\]\n]*\])?")
 _EMPHASIS = re.compile(r"[*`]+|~~|(?<!\w)_+|_+(?!\w)")
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _WORD = re.compile(r"\w+")
+_TITLE_MARKUP = re.compile(r"[\[*`~_\\&]")  # what the patterns above and unescape look for
 _STRING_ATTRIBUTE = re.compile(r"=[ \t]*+(?:\"([^\"\n]*+)\"|'([^'\n]*+)')")
 
 _Span = tuple[int, int, bool]  # (start, end, hidden): hidden leaves the visible text, tags stay
@@ -112,88 +144,6 @@ def split_mdx(path: str, text: str) -> list[Chunk]:
 def outline_mdx(text: str) -> Outline:
     """The outline of an MDX file: its visible lines and its sections."""
     return _Reader(prepare(text)).outline()
-
-
-class _Lexer:
-    """JavaScript read for its structure only: one depth for all brackets, strings, template
-    literals, comments. A quote left open at the end of its line closes there; a `/` is division,
-    never a regular expression. `ends` remembers where each `{` read in code closed, shared by
-    every lexer of a text: a later read that comes to that brace steps over its group at once."""
-
-    __slots__ = ("comment", "ends", "pos", "stack", "templates", "text")
-
-    def __init__(self, text: str, pos: int, ends: dict[int, int]) -> None:
-        self.text, self.pos, self.ends = text, pos, ends
-        self.stack: list[int] = []  # where each open bracket is
-        self.templates: list[int] = []  # the stack depth inside each open template literal
-        self.comment = False  # inside /* */
-
-    def complete(self) -> bool:
-        return not self.stack and not self.templates and not self.comment
-
-    def run(self, limit: int, close: bool) -> int:
-        """Read on to `limit`. With `close`, stop just after the bracket that empties the stack
-        and return that offset; else (or when it never comes) return -1."""
-        text, stack, templates, ends = self.text, self.stack, self.templates, self.ends
-        pos = self.pos
-        code_event, template_event = _CODE_EVENT.search, _TEMPLATE_EVENT.search
-        while pos < limit:
-            if self.comment:
-                end = text.find("*/", pos, limit)
-                if end < 0:
-                    pos = limit
-                    break
-                self.comment, pos = False, end + 2
-                continue
-            if templates and templates[-1] == len(stack):
-                m = template_event(text, pos, limit)
-                if m is None:
-                    pos = limit
-                    break
-                pos = m.end()
-                event = text[m.start()]
-                if event == "`":
-                    templates.pop()
-                elif event == "$":
-                    stack.append(pos - 1)
-                continue
-            m = code_event(text, pos, limit)
-            if m is None:
-                pos = limit
-                break
-            at = m.start()
-            pos = at + 1
-            event = text[at]
-            if event in "([":
-                stack.append(at)
-            elif event == "{":
-                known = ends.get(at)
-                if known is not None and known <= limit:
-                    pos = known  # a group read before: the same state after it
-                else:
-                    stack.append(at)
-            elif event in ")]}":
-                if stack:  # in code, so above any template literal's depth
-                    opened = stack.pop()
-                    if text[opened] == "{":
-                        ends[opened] = pos
-                    if close and not stack:
-                        self.pos = pos
-                        return pos
-            elif event == "`":
-                templates.append(len(stack))
-            elif event == "/":
-                after = text[pos : pos + 1]
-                if after == "/":
-                    end = text.find("\n", pos, limit)
-                    pos = end if end >= 0 else limit
-                elif after == "*":
-                    self.comment, pos = True, pos + 1
-            else:  # a quote
-                rest = _STRING_REST[event].match(text, pos, limit)
-                pos = rest.end() if rest is not None else limit
-        self.pos = pos
-        return -1
 
 
 class _Reader:
@@ -236,6 +186,8 @@ class _Reader:
         paragraph = -1  # the offset where the open paragraph starts, -1 when none is open
         next_event = _LINE_EVENT.search
         while pos <= n:
+            if self.dead >= n:  # an expression ran off the end: `{` starts no flow line any more
+                next_event = _LINE_EVENT_NO_BRACE.search
             m = next_event(text, pos)
             s = m.start() if m is not None else n + 1
             if s > pos and paragraph < 0:
@@ -266,6 +218,10 @@ class _Reader:
             elif c == "#" and _ATX.match(body):
                 paragraph = self._close(paragraph, s)
                 self._inline(s, e)
+            elif c == "<" and (run := _FAILING_TAG_LINES.match(text, e - len(body))) is not None:
+                if paragraph < 0:  # none of these lines is a flow line: all are prose
+                    paragraph = s
+                pos = text.rfind("\n", 0, run.end()) + 1
             elif (c == "<" or (c == "{" and s >= self.dead)) and (
                 flow := self._flow(e - len(body))
             ) is not None:
@@ -273,6 +229,9 @@ class _Reader:
                 self.spans += flow[1]
                 self.flow.append((s, flow[0]))
                 pos = flow[0] + 1
+            elif c in "<{":  # nothing below starts with them
+                if paragraph < 0:
+                    paragraph = s
             elif paragraph >= 0 and c in "=-*_" and _UNDERLINE_OR_BREAK.fullmatch(body):
                 paragraph = self._close(paragraph, s)
             elif paragraph < 0 and c in "-*_" and _THEMATIC_BREAK.fullmatch(body):
@@ -295,7 +254,7 @@ class _Reader:
         """Where the line after the ESM block starting at offset `s` starts: the first blank
         line at which its code is complete, else the end of the text (plus one)."""
         text = self.text
-        lexer = _Lexer(text, s, self.ends)
+        lexer = Lexer(text, s, self.ends)
         pos = s
         while (blank := _BLANK_LINE.search(text, pos)) is not None:
             lexer.run(blank.start(), close=False)
@@ -338,8 +297,9 @@ class _Reader:
     def _inline(self, a: int, b: int) -> None:
         """Find the constructs in the prose text[a:b]: escapes and code spans are text, tags and
         comments are spans, expressions are hidden spans."""
-        text, spans = self.text, self.spans
+        text, spans, not_tags = self.text, self.spans, self.not_tags
         runs: dict[int, list[int]] | None = None  # the backtick runs of text[a:b], by length
+        code = True  # code spans are read in _prose, until one does not close
         pos = a
         while True:
             if pos < self.dead:  # no expression starts here: skip the braces at once
@@ -353,7 +313,27 @@ class _Reader:
                 return
             p = m.start()
             c = text[p]
-            if c == "\\":
+            if c != "{":
+                no_brace = p < self.dead
+                after = self._prose(p, min(self.dead, b) if no_brace else b, no_brace, code)
+                if after > p:
+                    pos = after
+                    continue
+            if c == "<" and not text.startswith("<!--", p):
+                stop = not_tags.get(p, b + 1)  # a stop before b is one here too
+                if stop <= b:
+                    pos = stop if stop > p else p + 1
+                    continue
+                end, hidden = self._tag(p, b)
+                if end >= 0:
+                    spans += _tag_spans(p, end, hidden)
+                pos = end if end >= 0 else max(-end - 1, p + 1)
+            elif c == "<":
+                end = self._comment(p, b)
+                if end >= 0:
+                    spans.append((p, end, True))
+                pos = end if end >= 0 else p + 1
+            elif c == "\\":
                 pos = p + 2
             elif c == "`":
                 size = _BACKTICKS.match(text, p, b).end() - p  # type: ignore[union-attr]
@@ -364,25 +344,27 @@ class _Reader:
                 same = runs.get(size, [])
                 at = bisect_right(same, p)
                 pos = same[at] + size if at < len(same) else p + size
+                code = code and at < len(same)
             elif c == "]":
                 dest = _DESTINATION.match(text, p + 1, b)
                 pos = dest.end() if dest is not None else p + 1
-            elif c == "{":
+            else:  # an expression
                 end = self._expression(p, b)
                 if end >= 0:
                     spans.append((p, end, True))
                 pos = end if end >= 0 else p + 1
-            elif text.startswith("<!--", p):
-                end = self._comment(p, b)
-                if end >= 0:
-                    spans.append((p, end, True))
-                pos = end if end >= 0 else p + 1
-            else:
-                stop = self.not_tags.get(p, b + 1)  # a stop before b is one here too
-                end, hidden = (-stop - 1, []) if stop <= b else self._tag(p, b)
-                if end >= 0:
-                    spans += _tag_spans(p, end, hidden)
-                pos = end if end >= 0 else max(-end - 1, p + 1)
+
+    def _prose(self, p: int, limit: int, no_brace: bool, code: bool) -> int:
+        """Read the pieces of _PROSE from `p` to `limit`, keeping tags' spans: where they end
+        (before a `<` whose read was kept: what it says goes, as in _inline)."""
+        text, not_tags, spans = self.text, self.not_tags, self.spans
+        match = _PROSE[no_brace, code].match
+        at = p
+        while at not in not_tags and (piece := match(text, at, limit)) is not None:
+            if piece.lastgroup:
+                spans.append((at, piece.end(), False))
+            at = piece.end()
+        return at
 
     def _comment(self, p: int, limit: int) -> int:
         """The offset after the `-->` closing the comment at `p`, or -1."""
@@ -397,10 +379,13 @@ class _Reader:
         before `limit` (then no expression starts before `limit`: MDX would reject the file)."""
         if p < self.dead:
             return -1
+        known = self.ends.get(p)
+        if known is not None and known <= limit:
+            return known  # read before, inside another expression
         simple = _SIMPLE_EXPRESSION.match(self.text, p, limit)
         if simple is not None:
             return simple.end()
-        lexer = _Lexer(self.text, p + 1, self.ends)
+        lexer = Lexer(self.text, p + 1, self.ends)
         lexer.stack.append(p)
         end = lexer.run(limit, close=True)
         if end < 0:
@@ -413,14 +398,13 @@ class _Reader:
         else minus one minus the offset where it stopped being a tag."""
         text = self.text
         hidden: list[tuple[int, int]] = []
-        head = _TAG_HEAD.match(text, p, limit)
-        assert head is not None  # it matches "<" at least
-        q = head.end()
-        if head.group(2) is None or head.group(1) is not None:  # a fragment, or a closing tag
+        opening = _OPENING_TAG.match(text, p, limit)
+        if opening is None:  # a fragment, or a closing tag
+            q = _TAG_HEAD.match(text, p, limit).end()  # type: ignore[union-attr]
             q = _SPACE.match(text, q, limit).end()  # type: ignore[union-attr]
             return (q + 1, hidden) if text.startswith(">", q) and q < limit else (-q - 1, [])
+        q = opening.end()
         while True:
-            q = _ATTRIBUTES.match(text, q, limit).end()  # type: ignore[union-attr]
             c = text[q] if q < limit else ""
             if c == ">":
                 return q + 1, hidden
@@ -428,7 +412,9 @@ class _Reader:
                 r = _SPACE.match(text, q + 1, limit).end()  # type: ignore[union-attr]
                 return (r + 1, hidden) if text.startswith(">", r) and r < limit else (-r - 1, [])
             if c == "=":  # a value that is no string: an expression, or nothing valid
-                q = _SPACE.match(text, q + 1, limit).end()  # type: ignore[union-attr]
+                q += 1
+                if text[q : q + 1] in (" ", "\t", "\n"):
+                    q = _SPACE.match(text, q, limit).end()  # type: ignore[union-attr]
                 c = text[q] if q < limit else ""
             if c != "{":
                 return -q - 1, []
@@ -436,7 +422,7 @@ class _Reader:
             if end < 0:
                 return -q - 1, []
             hidden.append((q, end))
-            q = end
+            q = _ATTRIBUTES.match(text, end, limit).end()  # type: ignore[union-attr]
 
     def _build(self, top: str) -> Outline:
         """The visible lines, the scan text's headings, and the outline of both."""
@@ -447,25 +433,35 @@ class _Reader:
         at = 0
         for a, b, hidden in self.spans:
             plain, piece = text[at:a], text[a:b]
-            newlines = "\n" * piece.count("\n")
+            if "\n" in piece:
+                newlines, filled = "\n" * piece.count("\n"), _NOT_NEWLINE.sub(_FILLER, piece)
+            else:
+                newlines, filled = "", _FILLER * (b - a)
             visible_parts += (plain, newlines if hidden else piece)
-            scan_parts += (plain, _NOT_NEWLINE.sub(_FILLER, piece))
+            scan_parts += (plain, filled)
             title_parts += (plain, newlines)
             at = b
-        visible = ("".join(visible_parts) + text[at:]).split("\n")
-        scan = ("".join(scan_parts) + text[at:]).split("\n")
-        titles = ("".join(title_parts) + text[at:]).split("\n")
         lines = text.split("\n")
-        starts = [0] * len(lines)
-        for i in range(1, len(lines)):
-            starts[i] = starts[i - 1] + len(lines[i - 1]) + 1
-        for ranges, blanked in ((self.blank, (visible, scan)), (self.flow, (scan,))):
-            for a, b in ranges:  # offsets on the first and the last line
-                first, last = bisect_right(starts, a) - 1, bisect_right(starts, b) - 1
-                for kept in blanked:
-                    kept[first : last + 1] = [""] * (last + 1 - first)
+        if self.spans:
+            visible = ("".join(visible_parts) + text[at:]).split("\n")
+            scan = ("".join(scan_parts) + text[at:]).split("\n")
+            titles = ("".join(title_parts) + text[at:]).split("\n")
+        else:  # the file's own lines, copied where lines are blanked below
+            visible = list(lines) if self.blank else lines
+            scan = list(lines) if self.blank or self.flow else lines
+            titles = lines
+        if self.blank or self.flow:
+            # Where each line starts, and one past the end.
+            starts = [a + i for i, a in enumerate(accumulate(map(len, lines), initial=0))]
+            for ranges, blanked in ((self.blank, (visible, scan)), (self.flow, (scan,))):
+                for a, b in ranges:  # offsets on the first and the last line
+                    first, last = bisect_right(starts, a) - 1, bisect_right(starts, b) - 1
+                    for kept in blanked:
+                        kept[first : last + 1] = [""] * (last + 1 - first)
         # Indentation means nothing in MDX; a `<` left at a line's start began no tag.
-        joined = _LEADING_LT.sub(_FILLER, _INDENT.sub("", "\n".join(scan)))
+        joined = _LEADING_LT.sub(
+            _FILLER, _INDENT.sub("", "\n".join(scan) if scan is not lines else text)
+        )
         first_end = joined.find("\n")
         if joined[: first_end if first_end >= 0 else len(joined)].rstrip() == "---":
             joined = "***" + joined[3:]  # a break the Markdown scanner must not read as YAML
@@ -492,7 +488,8 @@ def _headings(scan: str, titles: list[str], lines: list[str]) -> list[Heading]:
             last = scan.rfind("\n", 0, section.body_start - 1) + 1
             level = 1 if scan.startswith("=", last) else 2
             title = " ".join(t.strip().removesuffix("\\") for t in titles[line : body - 1])
-        headings.append(Heading(line, body, level, _plain(title, " ".join(lines[line:body]))))
+        plain = _plain(title) or _words(" ".join(lines[line:body]))  # never empty with a word
+        headings.append((line, body, level, plain))
     return headings
 
 
@@ -516,16 +513,19 @@ def _atx_title(line: str, level: int) -> str:
     return title
 
 
-def _plain(title: str, source: str) -> str:
+def _plain(title: str) -> str:
     """A title as plain words: link text without its target, code without backticks, no
-    emphasis or escapes. Never empty when `source` (the heading's own lines, tags and all) has
-    a word: a title of tags alone is their string attributes' words, else all its words."""
+    emphasis, escapes or character references."""
     title = title[:_TITLE_SCAN_CHARS]
-    title = _LINK.sub(r"\1", title)
-    title = _ESCAPE.sub(r"\1", _EMPHASIS.sub("", title))
-    title = " ".join(unescape(title).split())
-    if title:
-        return title
+    if _TITLE_MARKUP.search(title) is not None:
+        title = _LINK.sub(r"\1", title)
+        title = unescape(_ESCAPE.sub(r"\1", _EMPHASIS.sub("", title)))
+    return " ".join(title.split())
+
+
+def _words(source: str) -> str:
+    """The words of a heading's own lines (tags and all), for a title without any: its tags'
+    string attributes' words, else all its words."""
     source = source[:_TITLE_SCAN_CHARS]
     values = " ".join(a or b for a, b in _STRING_ATTRIBUTE.findall(source))
     return " ".join(_WORD.findall(values) or _WORD.findall(source))

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import NamedTuple
 
 from docshelf.chunking.markdown import Chunk
 from docshelf.chunking.outline import Heading, Outline, outline, prepared_lines, split_outline
@@ -39,6 +38,9 @@ _LONG_ADORNMENT = 4
 # docutils' `nonalphanum7bit`: the characters an adornment line may repeat.
 _ADORNMENT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _BULLETS = frozenset("-+*\u2022\u2023\u2043")
+# The lines of one repeated adornment character that a construct tested before adornments takes:
+# a bullet, a line block, explicit markup, an anonymous target, a doctest.
+_EARLIER_CONSTRUCTS = frozenset(("-", "+", "*", "|", "..", "__", ">>>"))
 # looks_like_rst reads this many non-blank lines from the top: where a document's title is.
 _SNIFF_LINES = 30
 # Only this much of a title line is read for its breadcrumb, which keeps MAX_TITLE_CHARS.
@@ -77,12 +79,10 @@ _MARKUP = re.compile(r"[\\`*|:_]")
 _ROLE = re.compile(r":((?:(?!_)\w)(?:[-._+:]?(?:(?!_)\w)){0,60}):")
 
 
-class _Title(NamedTuple):
-    line: int  # the overline, or the title when there is none
-    body: int  # the line after the underline
-    style: str  # the underline's character, doubled when an overline matches it
-    text: str
-    full: bool  # the adornment is at least as wide as the title
+# A title: (the overline, or the title when there is none; the line after the underline; the
+# underline's character, doubled when an overline matches it; the text; whether the adornment
+# is at least as wide as the title). A plain tuple, as outline.Heading is.
+_Title = tuple[int, int, str, str, bool]
 
 
 def split_rst(path: str, text: str) -> list[Chunk]:
@@ -110,23 +110,27 @@ def looks_like_rst(text: str) -> bool:
             break
     scan = _Scan(lines[:cut])
     scan.run()
-    return any(t.full and any(c.isalnum() for c in t.text) for t in scan.titles)
+    return any(full and any(c.isalnum() for c in text) for _, _, _, text, full in scan.titles)
 
 
 def _headings(titles: list[_Title]) -> list[Heading]:
     """docutils' levels: a style's level is its rank by first appearance; a title whose new or
     known style would go more than one level below the current section is no section."""
-    styles: list[str] = []
+    levels: dict[str, int] = {}  # each style's level
     level = 0
-    headings = []
-    for t in titles:
-        new = styles.index(t.style) + 1 if t.style in styles else len(styles) + 1
+    headings: list[Heading] = []
+    append = headings.append
+    for line, body, style, text, _ in titles:
+        new = levels.get(style) or len(levels) + 1
         if new > level + 1:
             continue
-        if new > len(styles):
-            styles.append(t.style)
+        if new > len(levels):
+            levels[style] = new
         level = new
-        headings.append(Heading(t.line, t.body, new, _plain(t.text)))
+        if len(text) <= _TITLE_SCAN and _MARKUP.search(text) is None:
+            append((line, body, new, text.strip()))  # as _plain reads it, without the call
+        else:
+            append((line, body, new, _plain(text)))
     return headings
 
 
@@ -135,16 +139,21 @@ class _Scan:
     construct that starts at a line and returns the index of the line after it."""
 
     def __init__(self, lines: list[str]) -> None:
-        self.lines = [_as_docutils_reads(line) for line in lines]
+        self.lines = [
+            _as_docutils_reads(line)
+            if "\t" in line or "\v" in line or "\f" in line
+            else line.rstrip()
+            for line in lines
+        ]
         self.n = len(lines)
         self.visible = list(lines)
         self.titles: list[_Title] = []
         self.top = True  # nothing yet but blank lines, comments, targets and field lists
 
     def run(self) -> None:
-        i = 0
-        while i < self.n:
-            i = self.block(i)
+        i, n, block = 0, self.n, self.block
+        while i < n:
+            i = block(i)
 
     def block(self, i: int) -> int:
         """The Body state: what the line at i starts, in docutils' order of transitions."""
@@ -155,6 +164,8 @@ class _Scan:
         if first == " ":
             return self.indented_end(i)  # a block quote
         top, self.top = self.top, False
+        if first in _ADORNMENT and s not in _EARLIER_CONSTRUCTS and not s.strip(first):
+            return self.adornment(i)  # no construct tested before it takes such a line
         if first in _BULLETS and (len(s) == 1 or s[1] == " "):
             return self.indented_end(i + 1)
         if first.isalnum() or first in "(#":
@@ -188,8 +199,6 @@ class _Scan:
             end = self.until_blank_end(i + 1)  # an anonymous target
             self.hide(i, end, top)
             return end
-        if first in _ADORNMENT and not s.strip(first):
-            return self.adornment(i)
         return self.text(i)
 
     def text(self, i: int) -> int:
@@ -205,9 +214,9 @@ class _Scan:
             return self.indented_end(j)  # a definition list item
         if s[0] in _ADORNMENT and not s.strip(s[0]):
             title = self.lines[i]
-            width = _width(title)
+            width = len(title) if title.isascii() else _width(title)
             if width <= len(s) or len(s) >= _LONG_ADORNMENT:
-                self.titles.append(_Title(i, j + 1, s[0], title, width <= len(s)))
+                self.titles.append((i, j + 1, s[0], title, width <= len(s)))
                 return j + 1
         end = self.text_block_end(j, flush_left=True)
         return self.after_paragraph(end - 1, end)
@@ -229,7 +238,8 @@ class _Scan:
         width = _width(title)
         if width > len(over) and short:
             return self.text(i)
-        self.titles.append(_Title(i, k + 1, over[0] * 2, title.strip(), width <= len(over)))
+        title = title.strip()
+        self.titles.append((i, k + 1, over[0] * 2, title, width <= len(over)))
         return k + 1
 
     def explicit(self, i: int, top: bool) -> int:
