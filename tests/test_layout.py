@@ -15,12 +15,13 @@ SRC = REPO / "src" / "docshelf"
 # Higher imports lower, never the other way. The faces (the package's public API, the command
 # line, the MCP server) are on top; stores and embedders sit low but only app may build them.
 RANK = {
-    "docshelf": 7,
-    "cli": 6,
-    "mcp_server": 6,
-    "web": 6,
-    "app": 5,
-    "search": 4,
+    "docshelf": 8,
+    "cli": 7,
+    "mcp_server": 7,
+    "web": 7,
+    "app": 6,
+    "search": 5,
+    "reading": 4,
     "indexer": 3,
     "pins": 2,
     "workspace": 2,

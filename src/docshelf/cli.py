@@ -11,6 +11,7 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from docshelf.app import (
     chunk_paths,
     configured_embedder,
     index_source,
+    open_reader,
     open_service,
     prune_store,
     search_answer,
@@ -42,6 +44,13 @@ from docshelf.config import (
     default_store_location,
 )
 from docshelf.errors import DocshelfError
+from docshelf.reading import (
+    outline_data,
+    reading_data,
+    render_outline,
+    render_overview,
+    render_reading,
+)
 from docshelf.search import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K, MODES, render
 from docshelf.workspace import shown
 
@@ -397,7 +406,15 @@ def prune(workspace: str | None, as_json: bool, **options: Any) -> None:
     "by words only (the only mode with --embedder none).",
 )
 @click.option(
-    "--workspace", metavar="NAME", help="The workspace to search (default: the only one)."
+    "--path",
+    metavar="PATH",
+    help="Search only the files under this folder (docs/runbooks/) or matching this glob "
+    "(**/payments.md).",
+)
+@click.option(
+    "--workspace",
+    metavar="NAME",
+    help="The workspace to search (default: every workspace of the store, ranked together).",
 )
 @store_options
 @embedder_options
@@ -407,6 +424,7 @@ def search(
     k: int,
     rev: str | None,
     mode: str | None,
+    path: str | None,
     workspace: str | None,
     as_json: bool,
     **options: Any,
@@ -414,10 +432,10 @@ def search(
     """Ask the documentation a question: the answer docs_search gives, from the current commit
     (or --ref)."""
     answer = search_answer(
-        make_config(**options), query, top_k=k, ref=rev, mode=mode, workspace=workspace
+        make_config(**options), query, top_k=k, ref=rev, mode=mode, workspace=workspace, path=path
     )
     if as_json:
-        report = {
+        report: dict[str, Any] = {
             "workspace": answer.workspace,
             "ref": answer.ref,
             "query": answer.query,
@@ -425,20 +443,97 @@ def search(
             "note": answer.note,
             "hits": [dataclasses.asdict(h) for h in answer.hits],
         }
+        if answer.refs:
+            report["refs"] = answer.refs
         _write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
     else:
         _write(render(answer))
 
 
+def reader_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--ref, --workspace and --json, as `read` and `outline` take them."""
+    for option in reversed(
+        [
+            click.option(
+                "--ref",
+                "rev",
+                metavar="REV",
+                help="Read this indexed commit (or branch or tag of a local repository) "
+                "instead of the current one.",
+            ),
+            click.option(
+                "--workspace",
+                metavar="NAME",
+                help="The workspace to read (needed when the store holds several).",
+            ),
+            click.option("--json", "as_json", is_flag=True, help="Print one JSON object."),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+# PATH:START-END, PATH:START or PATH.
+_READ_SPEC = re.compile(r"(?P<path>.+?)(?::(?P<start>\d+)(?:-(?P<end>\d+))?)?")
+
+
 @cli.command()
-@click.argument("source", required=False, metavar="[SOURCE]")
+@click.argument("spec", metavar="PATH[:START[-END]]")
+@reader_options
+@store_options
+def read(spec: str, rev: str | None, workspace: str | None, as_json: bool, **options: Any) -> None:
+    """Print an indexed doc's lines at the current commit (or --ref), numbered as the hits
+    cite them, from the store's copy: what docs_read answers. PATH:START-END reads a range
+    (docs/runbooks/payments.md:40-80), PATH:START from a line; at most 200 lines or 16,000
+    bytes, then the line to read on from."""
+    match = _READ_SPEC.fullmatch(spec)
+    assert match is not None  # the pattern matches any non-empty text
+    start = int(match["start"]) if match["start"] else None
+    end = int(match["end"]) if match["end"] else None
+    with open_reader(make_config(**options), workspace=workspace) as service:
+        served = service.served_as(workspace if service.several else None)
+        pins = service.resolve(rev, served.label) if rev else None
+        reading = service.read(match["path"], start, end, ref=pins, workspace=served.label)
+    if as_json:
+        _write(json.dumps(reading_data(reading), ensure_ascii=False, indent=2) + "\n")
+    else:
+        _write(render_reading(reading))
+
+
+@cli.command()
+@click.argument("path", required=False)
+@reader_options
+@store_options
+def outline(
+    path: str | None, rev: str | None, workspace: str | None, as_json: bool, **options: Any
+) -> None:
+    """Print the indexed docs as files with their headings and line ranges, under PATH (a
+    folder, a file or a glob) or all: what docs_outline answers. With several workspaces and
+    neither PATH nor --workspace: each workspace, its commit and its top-level folders."""
+    with open_reader(make_config(**options), workspace=workspace) as service:
+        pins = service.resolve_all([rev]) if rev and not service.several else None
+        if rev and service.several:
+            raise click.UsageError("--ref with several workspaces needs --workspace")
+        found = service.outline(path, ref=pins, workspace=workspace)
+    if as_json:
+        _write(json.dumps(outline_data(found), ensure_ascii=False, indent=2) + "\n")
+    elif isinstance(found, list):
+        _write(render_overview(found))
+    else:
+        _write(render_outline(found, found.workspace if service.several else None))
+
+
+@cli.command()
+@click.argument("sources", nargs=-1, metavar="[SOURCE...]")
 @click.option(
     "--ref",
-    "rev",
-    metavar="REV",
+    "revs",
+    multiple=True,
+    metavar="[NAME=]REV",
     help="Pin the stdio session to this commit, branch or tag, resolved at start (over HTTP: "
-    "every session that does not pin its own with /mcp?ref=REV). Default: the latest indexed "
-    "commit, which moves as syncs land.",
+    "every session that does not pin its own with /mcp?ref=REV). With several workspaces, "
+    "NAME=REV pins one (repeat for others). Default: the latest indexed commit, which moves "
+    "as syncs land.",
 )
 @click.option("--http", "use_http", is_flag=True, help="Speak streamable HTTP at /mcp, not stdio.")
 @click.option(
@@ -486,15 +581,18 @@ def search(
 @docs_selection_options
 @click.option(
     "--workspace",
+    "workspaces",
+    multiple=True,
     metavar="NAME",
-    help="The workspace to serve (default: SOURCE's, or the store's only workspace).",
+    help="Without SOURCE: serve this workspace of the store (repeat for several; default: "
+    "all of them). With one SOURCE: the name to store its workspace under.",
 )
 @mirror_dir_option
 @store_options
 @embedder_options
 def serve(
-    source: str | None,
-    rev: str | None,
+    sources: tuple[str, ...],
+    revs: tuple[str, ...],
     use_http: bool,
     host: str,
     port: int,
@@ -505,24 +603,31 @@ def serve(
     docs: tuple[str, ...],
     include: tuple[str, ...],
     exclude: tuple[str, ...],
-    workspace: str | None,
+    workspaces: tuple[str, ...],
     **options: Any,
 ) -> None:
-    """Serve the documentation to MCP clients: the server `docs` with one tool, docs_search.
+    """Serve the documentation to MCP clients: the server `docs` with the tools docs_search,
+    docs_read and docs_outline.
 
     Speaks stdio by default (an MCP client starts it), or streamable HTTP at /mcp with --http.
-    SOURCE is the repository (a path or a clone URL) whose workspace to serve and, with
-    --sync-interval, to sync; without it, the store's workspace is served as it is indexed.
-    Logs go to stderr.
+    Each SOURCE is a repository (a path or a clone URL) whose workspace to serve and, with
+    --sync-interval, to sync; without one, the store's workspaces (all, or those named with
+    --workspace) are served as they are indexed. Several workspaces are served from one
+    process, searched together or one at a time. Logs go to stderr.
     """
     ctx = click.get_current_context()
     if not use_http:
         for name, flag in HTTP_ONLY_OPTIONS.items():
             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
                 raise click.UsageError(f"{flag} is for --http; add --http, or leave it out")
-    if source is None and (docs or include or exclude or sync_interval is not None):
+    if not sources and (docs or include or exclude or sync_interval is not None):
         raise click.UsageError(
             "--docs, --include, --exclude and --sync-interval need SOURCE, the repository to sync"
+        )
+    if len(sources) > 1 and (docs or include or exclude or workspaces):
+        raise click.UsageError(
+            "--docs, --include, --exclude and --workspace name the docs of one SOURCE; index "
+            "each source with its own, then serve them together"
         )
     from docshelf import mcp_server  # noqa: PLC0415 - the MCP SDK loads only to serve
 
@@ -540,14 +645,14 @@ def serve(
         )
     service = open_service(
         make_config(**options),
-        source=source,
+        sources=sources,
         docs=list(docs) or None,
         include=include,
         exclude=exclude,
-        workspace=workspace,
+        workspaces=workspaces,
     )
     with service, contextlib.suppress(KeyboardInterrupt):  # a stop, not a failure
-        mcp_server.serve(service, ref=rev, http=http, sync_interval=sync_interval)
+        mcp_server.serve(service, ref=revs, http=http, sync_interval=sync_interval)
 
 
 def _log_to_stderr() -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from docshelf.chunking import Chunk, chunk_file, embedding_input
+from docshelf.chunking.text import text_lines
 from docshelf.config import (
     EMBED_BATCH_SIZE,
     INDEX_LOCK_TIMEOUT_SECONDS,
@@ -34,7 +35,7 @@ from docshelf.config import (
 )
 from docshelf.errors import DocshelfError, IndexingError
 from docshelf.pins import PinKeeper, default_holder
-from docshelf.rows import ChunkRow, Vector
+from docshelf.rows import ChunkRow, FileRow, Vector
 from docshelf.workspace import DocFile, Docs, Selection, Skipped
 
 log = logging.getLogger("docshelf.indexer")
@@ -60,7 +61,11 @@ class Store(Protocol):
 
     def has_chunks(self, workspace: str, ref: str) -> bool: ...
 
-    def replace_doc_chunks(self, workspace: str, ref: str, rows: Iterable[ChunkRow]) -> None: ...
+    def replace_doc_chunks(
+        self, workspace: str, ref: str, rows: Iterable[ChunkRow], files: Iterable[FileRow] = ()
+    ) -> None: ...
+
+    def has_files(self, workspace: str, ref: str) -> bool: ...
 
     def embeddings_for(
         self, workspace: str, content_hashes: Sequence[str], model_id: str
@@ -282,9 +287,12 @@ class Indexer:
                 with self._store.workspace_lock(self.workspace, lock_timeout):
                     # A ref indexed with other docs roots or globs is indexed again (its
                     # unchanged chunks keep their vectors).
+                    # So is a ref indexed before the store kept each file's text.
                     selection = self._source.selection.key
-                    if self._store.has_chunks(self.workspace, ref) and (
-                        self._store.selection(self.workspace, ref) == selection
+                    if (
+                        self._store.has_chunks(self.workspace, ref)
+                        and self._store.selection(self.workspace, ref) == selection
+                        and self._store.has_files(self.workspace, ref)
                     ):
                         pruned, prune_error = self._promote(ref)
                         return self._already(ref, started, pruned, prune_error)
@@ -294,7 +302,7 @@ class Indexer:
                     report(
                         Progress("writing", len(docs.files), len(rows), embedded, embedded, reused)
                     )
-                    self._store.replace_doc_chunks(self.workspace, ref, rows)
+                    self._store.replace_doc_chunks(self.workspace, ref, rows, file_rows(docs.files))
                     self._store.set_selection(self.workspace, ref, selection)
                     _check(cancel)
                     pruned, prune_error = self._promote(ref)
@@ -437,6 +445,20 @@ def _ignore(_: Progress) -> None:
 def _check(cancel: threading.Event) -> None:
     if cancel.is_set():
         raise IndexingError("cancelled at the refresh timeout")
+
+
+def file_rows(files: Sequence[DocFile]) -> list[FileRow]:
+    """What the store keeps of each file beside its chunks: its text, by content, with the
+    number of lines the hits count in."""
+    return [
+        FileRow(
+            f.path,
+            f.text,
+            hashlib.sha256(f.text.encode("utf-8", "surrogatepass")).hexdigest(),
+            len(text_lines(f.text)),
+        )
+        for f in files
+    ]
 
 
 def _counts(hashes: Sequence[str]) -> dict[str, int]:

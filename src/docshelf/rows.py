@@ -65,12 +65,35 @@ class StoredHit:
     start_line: int
     end_line: int
     score: float
+    workspace: str = ""  # set by a search over several workspaces, to tell their chunks apart
 
     @classmethod
     def from_columns(cls, columns: Sequence[Any], score: float) -> StoredHit:
         """A hit from path, chunk, heading, content, start_line and end_line, in that order."""
         path, chunk, heading, content, start_line, end_line = columns
         return cls(path, chunk, heading, content, start_line, end_line, float(score))
+
+
+@dataclass(frozen=True, slots=True)
+class FileRow:
+    """One documentation file of one ref, as written to a store beside its chunks: its path,
+    its text exactly as the commit holds it (decoded UTF-8), `text_hash` (sha256 of that text's
+    UTF-8 bytes, hex: the store keeps each distinct text once) and how many lines it has as the
+    hits count them (its prepared text's lines)."""
+
+    path: str
+    text: str
+    text_hash: str
+    lines: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+    """An indexed file of one ref, as a store lists it: path, lines and size in UTF-8 bytes."""
+
+    path: str
+    lines: int
+    size: int
 
 
 def check_unit(vector: Vector, row: ChunkRow) -> None:

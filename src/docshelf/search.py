@@ -19,15 +19,17 @@ Constraints:
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from docshelf.errors import ConfigError, NotIndexedError
+from docshelf.reading import PathFilter, no_such_path, selected
 
 if TYPE_CHECKING:  # numpy stays out of `docshelf --help`, which imports this module's bounds
-    from docshelf.rows import StoredHit, Vector
+    from docshelf.rows import StoredFile, StoredHit, Vector
 
 Mode = Literal["hybrid", "vector", "text"]
 MODES: tuple[Mode, ...] = ("hybrid", "vector", "text")
@@ -88,13 +90,29 @@ SHOWN_INT_LIMIT = 10**SHOWN_INT_DIGITS
 class SearchStore(Protocol):
     """What a search needs of a store."""
 
-    def search(self, workspace: str, ref: str, vector: Vector, k: int) -> list[StoredHit]: ...
+    def search(
+        self,
+        workspace: str,
+        ref: str,
+        vector: Vector,
+        k: int,
+        paths: Collection[str] | None = None,
+    ) -> list[StoredHit]: ...
 
-    def search_text(self, workspace: str, ref: str, query: str, k: int) -> list[StoredHit]: ...
+    def search_text(
+        self,
+        workspace: str,
+        ref: str,
+        query: str,
+        k: int,
+        paths: Collection[str] | None = None,
+    ) -> list[StoredHit]: ...
 
     def has_chunks(self, workspace: str, ref: str) -> bool: ...
 
     def current(self, workspace: str) -> str | None: ...
+
+    def files(self, workspace: str, ref: str) -> list[StoredFile]: ...
 
 
 class QueryEmbedder(Protocol):
@@ -108,7 +126,8 @@ class QueryEmbedder(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One excerpt of an answer. `score` orders hits within one answer only."""
+    """One excerpt of an answer: `workspace` (its name as shown) and `ref` (the commit) say
+    where it comes from. `score` orders hits within one answer only."""
 
     path: str
     heading: str
@@ -116,11 +135,15 @@ class Hit:
     end_line: int
     score: float
     content: str
+    workspace: str = ""
+    ref: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """The excerpts for a query at one ref; `note` says why the ref is not the one asked for."""
+    """The excerpts for a query at one ref; `note` says why the ref is not the one asked for.
+    An answer from several workspaces has `refs` (each workspace's commit, by its shown name),
+    and its `workspace` and `ref` are empty: each hit names its own."""
 
     workspace: str
     ref: str
@@ -128,6 +151,18 @@ class Answer:
     mode: Mode
     note: str | None
     hits: list[Hit]
+    refs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """One workspace's part of a search: its store name, the name shown for it, the ref to
+    rank, and the paths to keep (None: all)."""
+
+    workspace: str
+    label: str
+    ref: str
+    paths: Collection[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,12 +253,14 @@ class Searcher:
         *,
         fusion: Fusion | None = None,
         index_hint: str = "docshelf index",
+        label: str | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self.workspace = workspace
+        self.label = label or workspace
         self._fusion = fusion or Fusion()
-        self._index_hint = index_hint
+        self.index_hint = index_hint
 
     @property
     def default_mode(self) -> Mode:
@@ -236,29 +273,51 @@ class Searcher:
         *,
         ref: str | None = None,
         mode: str | None = None,
+        path: PathFilter | None = None,
     ) -> Answer:
-        """The top_k excerpts for `query` from `ref` (pinned) or the current ref.
+        """The top_k excerpts for `query` from `ref` (pinned) or the current ref; with `path`,
+        of the files it keeps only (ranked among themselves, so top_k come back when the files
+        hold that many passages).
 
         Raises:
-            ConfigError: the query, top_k or mode is refused (the message says the bound).
+            ConfigError: the query, top_k or mode is refused (the message says the bound), or
+                `path` keeps no indexed file.
             NotIndexedError: nothing is indexed for the workspace yet.
             EmbeddingError, StoreError: the embedder or the store failed.
         """
         text = check_query(query)
         k = check_top_k(top_k)
         chosen = check_mode(mode or self.default_mode, self._embedder)
-        answer_ref, note = self._ref(ref)
-        hits = self.rank(text, answer_ref, k, chosen)
-        return Answer(self.workspace, answer_ref, text, chosen, note, hits)
+        answer_ref, note = self.ref_for(ref)
+        paths = None if path is None else self.paths(answer_ref, path)
+        if path is not None and not paths:
+            files = self._store.files(self.workspace, answer_ref)
+            raise ConfigError(no_such_path(path.text, files, self._where(answer_ref), prefix=True))
+        scope = Scope(self.workspace, self.label, answer_ref, paths)
+        hits = self.rank_scopes(text, [scope], k, chosen)
+        return Answer(self.label, answer_ref, text, chosen, note, hits)
 
-    def _ref(self, pinned: str | None) -> tuple[str, str | None]:
+    def paths(self, ref: str, path: PathFilter) -> list[str]:
+        """The indexed paths of `ref` that `path` keeps."""
+        return [f.path for f in selected(self._store.files(self.workspace, ref), path)]
+
+    def _where(self, ref: str) -> str:
+        return f"{self.label} at commit {ref[:SHORT_REF]}"
+
+    def ref_for(self, pinned: str | None) -> tuple[str, str | None]:
+        """The ref to answer from: `pinned` when it is indexed, else the current ref, with a
+        note saying so.
+
+        Raises:
+            NotIndexedError: nothing is indexed for the workspace yet.
+        """
         current = self._store.current(self.workspace)
         if pinned is not None and self._store.has_chunks(self.workspace, pinned):
             return pinned, None
         if current is None or not self._store.has_chunks(self.workspace, current):
             raise NotIndexedError(
                 f"the documentation of {self.workspace} is not indexed yet; index it with "
-                f"{self._index_hint}, then ask again"
+                f"{self.index_hint}, then ask again"
             )
         if pinned is None or pinned == current:
             return current, None
@@ -271,15 +330,37 @@ class Searcher:
 
     def rank(self, query: str, ref: str, k: int, mode: Mode) -> list[Hit]:
         """The k best distinct passages of `ref` for `query`, by `mode`."""
+        return self.rank_scopes(query, [Scope(self.workspace, self.label, ref)], k, mode)
+
+    def rank_scopes(self, query: str, scopes: Sequence[Scope], k: int, mode: Mode) -> list[Hit]:
+        """The k best distinct passages of all of `scopes` for `query`, by `mode`, ranked
+        together: each ranking's candidates are the best of every scope's by score (cosine
+        similarity, and bm25 or ts_rank: both computed over the whole store, so comparable
+        across workspaces), then fused once."""
         depth = max(self._fusion.candidates, CANDIDATES_PER_HIT * k)
         vector_hits: list[StoredHit] = []
         text_hits: list[StoredHit] = []
+        several = len(scopes) > 1
         if mode != "text":
             assert self._embedder is not None
             vector = self._embedder.embed([query])[0]
-            vector_hits = self._store.search(self.workspace, ref, vector, depth)
+            vector_hits = _merged(
+                [
+                    (s, self._store.search(s.workspace, s.ref, vector, depth, s.paths))
+                    for s in scopes
+                ],
+                depth,
+                several,
+            )
         if mode != "vector":
-            text_hits = self._store.search_text(self.workspace, ref, query, depth)
+            text_hits = _merged(
+                [
+                    (s, self._store.search_text(s.workspace, s.ref, query, depth, s.paths))
+                    for s in scopes
+                ],
+                depth,
+                several,
+            )
         if mode == "vector":
             ranked = [(h, h.score) for h in vector_hits]
         elif mode == "text":
@@ -288,18 +369,39 @@ class Searcher:
             ranked = fuse(vector_hits, text_hits, self._fusion)
         else:
             ranked = fuse_scores(vector_hits, text_hits, self._fusion)
-        return distinct(ranked, k)
+        refs = {s.workspace: (s.label, s.ref) for s in scopes}
+        only = scopes[0]
+        return [
+            dataclasses.replace(
+                hit,
+                workspace=refs[hit.workspace][0] if several else only.label,
+                ref=refs[hit.workspace][1] if several else only.ref,
+            )
+            for hit in distinct(ranked, k)
+        ]
+
+
+def _merged(
+    found: Sequence[tuple[Scope, list[StoredHit]]], depth: int, several: bool
+) -> list[StoredHit]:
+    """One ranking's candidates from every scope: each hit marked with its workspace (when
+    there are several), the best `depth` by score."""
+    if not several:
+        return found[0][1] if found else []
+    hits = [dataclasses.replace(h, workspace=s.workspace) for s, part in found for h in part]
+    hits.sort(key=lambda h: (-h.score, h.workspace, h.path, h.chunk))
+    return hits[:depth]
 
 
 def fuse(
     vector_hits: Sequence[StoredHit], text_hits: Sequence[StoredHit], fusion: Fusion
 ) -> list[tuple[StoredHit, float]]:
     """Weighted reciprocal rank fusion of two rankings, best first (ties: path, chunk)."""
-    scores: dict[tuple[str, int], float] = {}
-    chunks: dict[tuple[str, int], StoredHit] = {}
+    scores: dict[tuple[str, str, int], float] = {}
+    chunks: dict[tuple[str, str, int], StoredHit] = {}
     for weight, hits in ((fusion.vector_weight, vector_hits), (fusion.text_weight, text_hits)):
         for rank, hit in enumerate(hits, start=1):
-            key = (hit.path, hit.chunk)
+            key = (hit.workspace, hit.path, hit.chunk)
             chunks.setdefault(key, hit)
             scores[key] = scores.get(key, 0.0) + weight / (fusion.rrf_k + rank)
     order = sorted(scores, key=lambda key: (-scores[key], key))
@@ -311,15 +413,15 @@ def fuse_scores(
 ) -> list[tuple[StoredHit, float]]:
     """Weighted sum of each ranking's z-scores, best first (ties: path, chunk). A chunk missing
     from one ranking gets that ranking's lowest z-score; an empty ranking adds nothing."""
-    scores: dict[tuple[str, int], float] = {}
-    chunks: dict[tuple[str, int], StoredHit] = {}
+    scores: dict[tuple[str, str, int], float] = {}
+    chunks: dict[tuple[str, str, int], StoredHit] = {}
     for hit in (*vector_hits, *text_hits):
-        key = (hit.path, hit.chunk)
+        key = (hit.workspace, hit.path, hit.chunk)
         chunks.setdefault(key, hit)
         scores[key] = 0.0
     for weight, hits in ((fusion.vector_weight, vector_hits), (fusion.text_weight, text_hits)):
         standard, missing = _standardised([h.score for h in hits])
-        found = {(h.path, h.chunk): z for h, z in zip(hits, standard, strict=True)}
+        found = {(h.workspace, h.path, h.chunk): z for h, z in zip(hits, standard, strict=True)}
         for key in scores:
             scores[key] += weight * found.get(key, missing)
     order = sorted(scores, key=lambda key: (-scores[key], key))
@@ -345,12 +447,23 @@ def distinct(ranked: Sequence[tuple[StoredHit, float]], k: int) -> list[Hit]:
     kept: list[Hit] = []
     for hit, score in ranked:
         if any(
-            h.path == hit.path and h.start_line <= hit.end_line and hit.start_line <= h.end_line
+            h.path == hit.path
+            and h.workspace == hit.workspace
+            and h.start_line <= hit.end_line
+            and hit.start_line <= h.end_line
             for h in kept
         ):
             continue
         kept.append(
-            Hit(hit.path, hit.heading, hit.start_line, hit.end_line, float(score), hit.content)
+            Hit(
+                hit.path,
+                hit.heading,
+                hit.start_line,
+                hit.end_line,
+                float(score),
+                hit.content,
+                hit.workspace,
+            )
         )
         if len(kept) == k:
             break
@@ -359,18 +472,26 @@ def distinct(ranked: Sequence[tuple[StoredHit, float]], k: int) -> list[Hit]:
 
 def render(answer: Answer) -> str:
     """The answer as the tool's plain text: a header, then each excerpt with its path, line
-    range and heading, then its text."""
+    range and heading (and its workspace, when the answer comes from several), then its text."""
     count = len(answer.hits)
     lines = []
     if answer.note:
         lines += [answer.note, ""]
+    several = len(answer.refs) > 1
+    if several:
+        at = "of " + ", ".join(
+            f"{name} at commit {ref[:SHORT_REF]}" for name, ref in answer.refs.items()
+        )
+    else:
+        at = f"at commit {answer.ref[:SHORT_REF]}"
     lines.append(
         f"{count} excerpt{'s' if count != 1 else ''} for {answer.query!r} from the documentation "
-        f"at commit {answer.ref[:SHORT_REF]}"
-        + ("" if count else ": nothing matched; try other words")
+        f"{at}" + ("" if count else ": nothing matched; try other words")
     )
     for i, hit in enumerate(answer.hits, start=1):
         where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
+        if several:
+            where = f"{hit.workspace}: {where}"
         heading = f" ({hit.heading})" if hit.heading else ""
         lines += ["", f"[{i}] {where}{heading}", hit.content.rstrip()]
     return "\n".join(lines) + "\n"

@@ -31,7 +31,9 @@ class MarkingStore:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def replace_doc_chunks(self, workspace: str, ref: str, rows: Iterable[ChunkRow]) -> None:
+    def replace_doc_chunks(
+        self, workspace: str, ref: str, rows: Iterable[ChunkRow], files: Iterable[Any] = ()
+    ) -> None:
         def marked() -> Iterator[ChunkRow]:
             for i, row in enumerate(rows):
                 if i == self.after:
@@ -43,7 +45,7 @@ class MarkingStore:
                 END_OF_ROWS_SECONDS
             )  # the kill lands before the commit, even after the last row
 
-        self.inner.replace_doc_chunks(workspace, ref, marked())
+        self.inner.replace_doc_chunks(workspace, ref, marked(), files)
 
 
 def main() -> None:

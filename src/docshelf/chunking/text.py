@@ -39,3 +39,15 @@ def from_utf8(data: bytes) -> str:
 def utf8_size(text: str) -> int:
     """Bytes of UTF-8."""
     return len(text) if text.isascii() else len(utf8(text))
+
+
+def text_lines(text: str) -> list[str]:
+    """A file's lines as the chunks number them (line 1 is item 0): the prepared text cut at
+    each newline, a last newline ending the last line rather than starting an empty one."""
+    prepared = prepare(text)
+    if not prepared:
+        return []
+    lines = prepared.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines

@@ -33,7 +33,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from docshelf.app import Service
+from docshelf.app import Pins, Service
 from docshelf.config import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT
 from docshelf.errors import ConfigError
 from docshelf.mcp_server.session_pins import _SessionPins
@@ -225,7 +225,7 @@ class HttpApp:
         await self.app(scope, receive, send)
 
 
-def build_http_app(service: Service, options: HttpOptions, *, ref: str | None = None) -> HttpApp:
+def build_http_app(service: Service, options: HttpOptions, *, ref: Pins = None) -> HttpApp:
     """docs_search on streamable HTTP at /mcp, behind the guard; `options` checked by
     check_http_options, with the port the server is bound to (the allowed origins name it)."""
     server = build_server(service, ref=ref)
@@ -236,7 +236,9 @@ def build_http_app(service: Service, options: HttpOptions, *, ref: str | None = 
         session_idle_timeout=options.session_idle_timeout,
         max_request_body_size=MAX_REQUEST_BODY_BYTES,
     )
-    pins = _SessionPins(StreamableHTTPASGIApp(manager), service.pin, options.session_idle_timeout)
+    pins = _SessionPins(
+        StreamableHTTPASGIApp(manager), service.pin_all, options.session_idle_timeout
+    )
     url = f"http://{_url_host(options.host)}:{options.port}{MCP_PATH}"
 
     @asynccontextmanager

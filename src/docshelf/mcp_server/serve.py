@@ -15,10 +15,11 @@ import dataclasses
 import logging
 import threading
 import time
+from collections.abc import Sequence
 
 import anyio
 
-from docshelf.app import Service
+from docshelf.app import Pins, Service
 from docshelf.errors import ConfigError, DocshelfError
 from docshelf.mcp_server.http import (
     HttpOptions,
@@ -76,33 +77,40 @@ class _Background:
 
     def _sync_forever(self) -> None:
         assert self._interval is not None
+        service = self._service
+        syncable = [s.label for s in service.served if s.source is not None]
         while not self._stop.is_set():
-            try:
-                result = self._service.sync()
-            except Exception:  # the loop must outlive a bug in one step
-                log.exception("syncing %s", shown(self._service.workspace))
-                result = None
-            if result is not None and not result.already_indexed:
-                log.info(
-                    "indexed %s: %d chunks (%d embedded, %d reused) in %.1f s",
-                    result.ref[:SHORT_REF],
-                    result.chunks,
-                    result.embedded,
-                    result.reused,
-                    result.seconds,
-                )
+            for label in syncable:  # each workspace in turn, one failure not stopping the rest
+                if self._stop.is_set():
+                    break
+                try:
+                    result = service.sync(label if service.several else None)
+                except Exception:  # the loop must outlive a bug in one step
+                    log.exception("syncing %s", shown(label))
+                    result = None
+                if result is not None and not result.already_indexed:
+                    log.info(
+                        "indexed %s%s: %d chunks (%d embedded, %d reused) in %.1f s",
+                        f"{shown(label)} at " if service.several else "",
+                        result.ref[:SHORT_REF],
+                        result.chunks,
+                        result.embedded,
+                        result.reused,
+                        result.seconds,
+                    )
             self._stop.wait(self._interval)
 
 
 def serve(
     service: Service,
     *,
-    ref: str | None = None,
+    ref: str | Sequence[str] | None = None,
     http: HttpOptions | None = None,
     sync_interval: float | None = None,
 ) -> None:
-    """Serve docs_search until stdin closes (stdio) or the process is stopped (HTTP, or a
-    signal). `ref` pins the stdio session, or over HTTP every session without its own pin.
+    """Serve the tools until stdin closes (stdio) or the process is stopped (HTTP, or a
+    signal). `ref` (a REV, or `NAME=REV` values, one per workspace) pins the stdio session, or
+    over HTTP every session without its own pin.
 
     Raises:
         ConfigError: the HTTP options are refused or the address cannot be bound, or there is
@@ -119,10 +127,16 @@ def serve(
         http = dataclasses.replace(http, port=sock.getsockname()[1])
     release = _nothing
     try:
-        commit = None
-        if ref is not None:
-            commit, release = service.pin(ref)
-            log.info("pinned to %s (%s)", commit[:SHORT_REF], shown(ref))
+        commit: Pins = None
+        specs = [ref] if isinstance(ref, str) else list(ref or ())
+        if specs:
+            commit, release = service.pin_all(specs)
+            pinned = (
+                commit[:SHORT_REF]
+                if isinstance(commit, str)
+                else ", ".join(f"{k} at {v[:SHORT_REF]}" for k, v in (commit or {}).items())
+            )
+            log.info("pinned to %s (%s)", pinned, shown(" ".join(specs)))
         background = _Background(service, sync_interval)
         try:
             if http is None or sock is None:

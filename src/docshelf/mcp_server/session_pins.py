@@ -1,4 +1,5 @@
-"""Session pins: each HTTP session that connects to `/mcp?ref=REV` answers from REV's commit.
+"""Session pins: each HTTP session that connects to `/mcp?ref=REV` answers from REV's commit
+(with several workspaces, `/mcp?ref=NAME=REV&ref=OTHER=REV`: each named workspace from its own).
 
 Constraints:
 - A pin is resolved to a commit when its session starts, through app.Service (which holds it in
@@ -26,6 +27,7 @@ from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from docshelf.app import Pins
 from docshelf.errors import DocshelfError
 from docshelf.mcp_server.tool import MCP_PATH, PINNED_REF, clip
 from docshelf.search import SHORT_REF
@@ -39,9 +41,9 @@ SESSION_SWEEP_SECONDS = 60.0
 
 @dataclass(eq=False)
 class _Pin:
-    """A session's pinned commit, and what releases it."""
+    """A session's pins (a commit, or a commit per workspace), and what releases them."""
 
-    commit: str
+    pins: Pins
     release: Callable[[], None]
     in_flight: int = 0
     idle_since: float = field(default_factory=time.monotonic)
@@ -58,7 +60,7 @@ class _SessionPins:
     def __init__(
         self,
         app: ASGIApp,
-        pin: Callable[[str], tuple[str, Callable[[], None]]],
+        pin: Callable[[list[str]], tuple[Pins, Callable[[], None]]],
         idle_timeout: float,
     ) -> None:
         self._app = app
@@ -69,8 +71,12 @@ class _SessionPins:
 
     @property
     def pinned(self) -> list[str]:
-        """The commits pinned now, one entry per session (or sessionless ref)."""
-        return sorted(p.commit for p in [*self._sessions.values(), *self._sessionless.values()])
+        """The commits pinned now, one entry per session (or sessionless ref): a commit, or
+        NAME=COMMIT entries joined by commas."""
+        return sorted(
+            _shown_pins(p.pins, full=True)
+            for p in [*self._sessions.values(), *self._sessionless.values()]
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
@@ -87,29 +93,31 @@ class _SessionPins:
 
             await self._serve(pin, scope, receive, send, ended)
             return
-        rev = _query_ref(scope)
-        if rev is None:
+        revs = _query_refs(scope)
+        if not revs:
             await self._app(scope, receive, send)
             return
         version = headers.get(MCP_PROTOCOL_VERSION_HEADER)
         sessionless = version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS
-        pin = self._sessionless.get(rev) if sessionless else None
+        key = "&".join(revs)
+        pin = self._sessionless.get(key) if sessionless else None
         if pin is None:
             try:
-                commit, release = await anyio.to_thread.run_sync(self._pin, rev)
+                pins, release = await anyio.to_thread.run_sync(self._pin, revs)
             except DocshelfError as e:
-                log.warning("refused a session pinned to %s: %s", clip(rev), e)
+                log.warning("refused a session pinned to %s: %s", clip(key), e)
                 refusal = PlainTextResponse(
-                    f"cannot pin this session to {clip(rev)}: {e}. Connect to {MCP_PATH}?ref=REV "
-                    f"with a commit, branch or tag of the repository, or to {MCP_PATH} for the "
-                    "latest indexed commit\n",
+                    f"cannot pin this session to {clip(key)}: {e}. Connect to {MCP_PATH}?ref=REV "
+                    f"with a commit, branch or tag of the repository (NAME=REV, repeated, when "
+                    f"the server serves several), or to {MCP_PATH} for the latest indexed "
+                    "commit\n",
                     status_code=400,
                 )
                 await refusal(scope, receive, send)
                 return
-            pin = _Pin(commit, release)
+            pin = _Pin(pins, release)
             if sessionless:
-                held = self._sessionless.setdefault(rev, pin)
+                held = self._sessionless.setdefault(key, pin)
                 if held is not pin:  # another request pinned the same ref meanwhile
                     await anyio.to_thread.run_sync(pin.release)
                     pin = held
@@ -121,7 +129,7 @@ class _SessionPins:
             if not sessionless and new_session is not None and status < 400:
                 self._sessions[new_session] = pin
                 opened = True
-                log.info("session %s… pinned to %s", new_session[:8], pin.commit[:SHORT_REF])
+                log.info("session %s… pinned to %s", new_session[:8], _shown_pins(pin.pins))
 
         await self._serve(pin, scope, receive, send, started)
         if not sessionless and not opened:
@@ -147,7 +155,7 @@ class _SessionPins:
         if pin is None:
             await self._app(scope, receive, watch)
             return
-        scope["state"] = {**scope.get("state", {}), PINNED_REF: pin.commit}
+        scope["state"] = {**scope.get("state", {}), PINNED_REF: pin.pins}
         pin.in_flight += 1
         try:
             await self._app(scope, receive, watch)
@@ -166,7 +174,7 @@ class _SessionPins:
                 for key, pin in list(table.items()):
                     if pin.in_flight == 0 and now - pin.idle_since >= self._idle_timeout:
                         del table[key]
-                        log.info("released the pin of %s: idle", pin.commit[:SHORT_REF])
+                        log.info("released the pin of %s: idle", _shown_pins(pin.pins))
                         await anyio.to_thread.run_sync(pin.release)
 
     async def release_all(self) -> None:
@@ -177,7 +185,15 @@ class _SessionPins:
             await anyio.to_thread.run_sync(pin.release)
 
 
-def _query_ref(scope: Scope) -> str | None:
+def _query_refs(scope: Scope) -> list[str]:
     query = scope.get("query_string", b"").decode("latin-1")
-    values = parse_qs(query).get("ref")
-    return values[0] if values else None
+    return parse_qs(query).get("ref", [])
+
+
+def _shown_pins(pins: Pins, *, full: bool = False) -> str:
+    size = None if full else SHORT_REF
+    if pins is None:
+        return "current"
+    if isinstance(pins, str):
+        return pins[:size]
+    return ",".join(f"{name}={commit[:size]}" for name, commit in sorted(pins.items()))

@@ -7,11 +7,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from docshelf.app.names import short_names
+from docshelf.app.service import SEARCH_ATTEMPTS, Pins, Served, Service
 from docshelf.chunking import (
     Chunk,
     Kind,
@@ -21,21 +23,20 @@ from docshelf.chunking import (
     paragraph_chunks,
 )
 from docshelf.config import EMBED_BATCH_SIZE, Config
-from docshelf.errors import ConfigError, DocshelfError, NotIndexedError, WorkspaceError
-from docshelf.search import DEFAULT_TOP_K
-from docshelf.workspace import COMMIT_ID, DocFile, Selection, Skipped, read_local
+from docshelf.errors import ConfigError
+from docshelf.reading import DocsOutline, Reading, WorkspaceOverview
+from docshelf.search import Answer
+from docshelf.workspace import DocFile, Selection, Skipped, read_local
 
 # numpy, httpx and the store drivers load only when a command needs them, so that `docshelf
 # --help` and `docshelf chunk` start at once; hence the imports inside the functions below.
 if TYPE_CHECKING:
     from docshelf.embedders import LocalEmbedder, OpenAIEmbedder
-    from docshelf.indexer import Indexer
 
     # Re-exported: the faces name the indexer's result types through app.
-    from docshelf.indexer import IndexResult as IndexResult  # noqa: PLC0414
-    from docshelf.indexer import Progress as Progress  # noqa: PLC0414
-    from docshelf.indexer import ProgressCallback as ProgressCallback  # noqa: PLC0414
-    from docshelf.search import Answer, Searcher
+    from docshelf.indexer import IndexResult as IndexResult
+    from docshelf.indexer import Progress as Progress
+    from docshelf.indexer import ProgressCallback as ProgressCallback
     from docshelf.stores import SQLiteStore
     from docshelf.stores.postgres import PostgresStore
     from docshelf.workspace import Workspace
@@ -43,18 +44,24 @@ if TYPE_CHECKING:
 Embedder: TypeAlias = "LocalEmbedder | OpenAIEmbedder"
 Store: TypeAlias = "SQLiteStore | PostgresStore"
 
+__all__ = [
+    "SEARCH_ATTEMPTS",
+    "Answer",
+    "DocsOutline",
+    "Pins",
+    "Reading",
+    "Served",
+    "Service",
+    "WorkspaceOverview",
+    "short_names",
+]
+
 _log = logging.getLogger("docshelf.app")
 
 # The model id and width a store records when it is made with the `none` embedder.
 NO_MODEL = ("none", 0)
 
 ChunkerChoice = Literal["auto", "markdown", "mdx", "rst", "asciidoc", "paragraph"]
-
-# A search reads the current ref, then that ref's rows: a sync (of this process or another) that
-# promotes a new ref in between may prune those rows under it, leaving fewer excerpts or none.
-# Such a search is asked again, from the new current ref; promotions are a sync apart (a second
-# at least), so the second try holds.
-SEARCH_ATTEMPTS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,220 +232,135 @@ def search_answer(
     query: str,
     *,
     top_k: object = 5,
-    ref: str | None = None,
+    ref: str | Sequence[str] | None = None,
     mode: str | None = None,
     workspace: str | None = None,
+    path: str | None = None,
 ) -> Answer:
     """The answer `docs_search` gives: the top_k excerpts for `query` from `ref` (a commit id,
-    or a branch or tag of a workspace that is a local repository) or the current ref.
+    or a branch or tag of a workspace that is a local repository; NAME=REV values with several
+    workspaces) or the current ref, of the files under `path` (a folder or a glob), from the
+    workspace named or from all of the store's, ranked together.
 
     Raises:
-        ConfigError: the query, top_k, mode or workspace is refused.
+        ConfigError: the query, top_k, mode, path or workspace is refused.
         NotIndexedError: nothing is indexed for the workspace yet.
         StoreError, EmbeddingError, WorkspaceError: the store, the embedder or git failed.
     """
     with open_service(config, workspace=workspace) as service:
-        return service.search(query, top_k, ref=service.resolve(ref), mode=mode)
+        pins = service.resolve_all([ref] if isinstance(ref, str) else list(ref or ()))
+        return service.search(query, top_k, ref=pins, mode=mode, path=path)
 
 
-@dataclass
-class Service:
-    """What a long-running server needs, built once: the store, the embedder and the searcher of
-    one workspace; with a source to sync, also the indexer (background syncs and pins)."""
+def open_reader(config: Config, *, workspace: str | None = None) -> Service:
+    """A service that reads and outlines the indexed docs (and searches them by words only):
+    the store opened as it is, no model loaded; the workspace named, or all of the store's.
 
-    store: Store
-    embedder: Embedder | None
-    searcher: Searcher
-    source: Workspace | None
-    indexer: Indexer | None
+    Raises:
+        ConfigError: no workspace in the store, or none of that name.
+        StoreError: the store cannot be opened.
+    """
+    from docshelf.search import Searcher  # noqa: PLC0415 - see the imports above
+    from docshelf.stores import open_store  # noqa: PLC0415
 
-    @property
-    def workspace(self) -> str:
-        return self.searcher.workspace
-
-    @property
-    def text_only(self) -> bool:
-        """Whether searches match words only (a store made without an embedder)."""
-        return self.searcher.default_mode == "text"
-
-    @property
-    def can_sync(self) -> bool:
-        """Whether the service has a source to sync (SOURCE was given)."""
-        return self.source is not None and self.indexer is not None
-
-    def current(self) -> str | None:
-        """The workspace's current ref, or None when nothing is indexed yet.
-
-        Raises:
-            StoreError: the store cannot be read.
-        """
-        return self.store.current(self.workspace)
-
-    def pin(self, rev: str) -> tuple[str, Callable[[], None]]:
-        """`rev` resolved to a commit, pinned in the store when the service has the source (so
-        that prunes keep it), and the call that releases the pin.
-
-        Raises:
-            WorkspaceError: `rev` names no commit.
-            StoreError: the pin could not be recorded.
-        """
-        commit = self.resolve(rev)
-        assert commit is not None
-        if self.indexer is None:
-            return commit, _nothing
-        return commit, self.indexer.pin(commit)
-
-    def warm_up(self, query: str) -> None:
-        """Answer `query` once and drop the answer: loads the model and the current ref's
-        vectors before the first real call.
-
-        Raises:
-            DocshelfError: the search failed (nothing indexed, the model or the store).
-        """
-        self.searcher.search(query, 1)
-
-    def resolve(self, rev: str | None) -> str | None:
-        """`rev` as a full commit id: resolved by git when the workspace is a repository (no
-        fetch), else taken as given when it already is one.
-
-        Raises:
-            WorkspaceError: `rev` names no commit.
-        """
-        if rev is None:
-            return None
-        if self.source is not None:
-            return self.source.resolve(rev)
-        if COMMIT_ID.fullmatch(rev):  # a full commit id, or a plain directory's ref
-            return rev
-        from docshelf.workspace import open_workspace  # noqa: PLC0415 - see the imports above
-
-        # The default workspace name is the repository's path: resolve there when it is one.
-        if Path(self.workspace).is_dir():
-            here = open_workspace(self.workspace, mirrors_dir=Path(self.workspace))
-            return here.resolve(rev)
-        raise WorkspaceError(
-            f"{rev!r} is not a full commit id, and the workspace {self.workspace} is not a "
-            "local repository to resolve it in; give the full commit id"
-        )
-
-    def search(
-        self,
-        query: object,
-        top_k: object = DEFAULT_TOP_K,
-        *,
-        ref: str | None = None,
-        mode: str | None = None,
-    ) -> Answer:
-        """The `top_k` excerpts for `query` (`Answer.hits`, best first) from `ref` (a full
-        commit id, see `resolve`) or the current ref; asked again when the current ref moved
-        during the search (its rows may have been pruned under it). `mode` is hybrid, vector or
-        text (default: hybrid, or text for a store made without an embedder).
-
-        Raises:
-            ConfigError: the query, top_k or mode is refused.
-            NotIndexedError: nothing is indexed for the workspace yet.
-            EmbeddingError, StoreError: the embedder or the store failed.
-        """
-        attempt = 1
-        while True:
-            try:
-                answer = self.searcher.search(query, top_k, ref=ref, mode=mode)
-            except NotIndexedError:
-                if attempt == SEARCH_ATTEMPTS or self.store.current(self.workspace) is None:
-                    raise
-            else:
-                # A pinned ref's rows are kept by its pin; only an answer from current can race.
-                if (
-                    answer.ref == ref
-                    or attempt == SEARCH_ATTEMPTS
-                    or answer.ref == self.store.current(self.workspace)
-                ):
-                    return answer
-            attempt += 1
-
-    def sync(self) -> IndexResult | None:
-        """Sync the source and refresh the index (the background sync's step): bounded, and a
-        failure is logged, never raised.
-
-        Raises:
-            ConfigError: the service has no source to sync.
-        """
-        if self.source is None or self.indexer is None:
-            raise ConfigError("nothing to sync: give the repository (SOURCE) to serve")
-        try:
-            ref = self.source.sync()
-        except DocshelfError as e:
-            _log.error("syncing %s: %s", self.workspace, e)
-            return None
-        return self.indexer.refresh(ref)
-
-    def close(self) -> None:
-        if self.indexer is not None:
-            self.indexer.close()
-        self.store.close()
-
-    def __enter__(self) -> Service:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    store = open_store(config.store, model_id=None, dim=None, ef_search=config.ef_search)
+    try:
+        names = store.workspaces()
+        if not names or (workspace is not None and workspace not in names):
+            raise ConfigError(_unknown_workspace(workspace, names))
+        chosen = [workspace] if workspace is not None else names
+        labels = short_names(chosen) if len(chosen) > 1 else {chosen[0]: chosen[0]}
+        served = [
+            Served(
+                name,
+                labels[name],
+                Searcher(
+                    store, None, name, index_hint=f"docshelf index {name}", label=labels[name]
+                ),
+            )
+            for name in chosen
+        ]
+    except BaseException:
+        store.close()
+        raise
+    return Service(store, None, served=served)
 
 
 def open_service(
     config: Config,
     *,
     source: str | None = None,
+    sources: Sequence[str] = (),
     docs: Sequence[str] | None = None,
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     workspace: str | None = None,
+    workspaces: Sequence[str] = (),
 ) -> Service:
-    """Open the store and the embedder, and choose the workspace: the source's (a path or a
-    clone URL, synced by `Service.sync`), the one named, or the store's only one.
+    """Open the store and the embedder, and choose the workspaces: the sources' (paths or
+    clone URLs, synced by `Service.sync`), else the ones named, else every workspace in the
+    store. `source` and `workspace` are one of each (the docs options and `workspace` name the
+    workspace of a single source).
 
     Raises:
-        ConfigError: no workspace in the store, or several and none named.
-        StoreError, EmbeddingError, WorkspaceError: the store, the embedder or the source.
+        ConfigError: no workspace in the store, or one named that it does not hold.
+        StoreError, EmbeddingError, WorkspaceError: the store, the embedder or a source.
     """
     from docshelf.indexer import Indexer  # noqa: PLC0415 - see the imports above
     from docshelf.search import Searcher  # noqa: PLC0415
     from docshelf.workspace import open_workspace  # noqa: PLC0415
 
-    ws = None
-    if source is not None:
-        ws = open_workspace(
-            source,
+    all_sources = ([source] if source is not None else []) + list(sources)
+    named = ([workspace] if workspace is not None else []) + list(workspaces)
+    if len(all_sources) > 1 and (docs or include or exclude or named):
+        raise ConfigError(
+            "--docs, --include, --exclude and --workspace name the docs of one SOURCE; serve "
+            "several sources with the docs each was indexed with (index each first)"
+        )
+    opened = [
+        open_workspace(
+            s,
             docs=docs,
             include=include,
             exclude=exclude,
-            name=workspace,
+            name=named[0] if named and len(all_sources) == 1 else None,
             mirrors_dir=Path(config.mirror_dir),
         )
+        for s in all_sources
+    ]
     embedder = configured_embedder(config)
     store = open_configured_store(config, embedder)
     try:
-        if ws is not None:
-            _adopt_stored_selection(ws, store)
-            name = ws.name
+        entries: list[tuple[str, str, Workspace | None]] = []
+        if opened:
+            for ws, given in zip(opened, all_sources, strict=True):
+                _adopt_stored_selection(ws, store)
+                entries.append((ws.name, given, ws))
         else:
-            names = store.workspaces()
-            if workspace is None and len(names) != 1:
-                raise ConfigError(_unknown_workspace(None, names))
-            name = workspace or names[0]
-            if name not in names:
-                raise ConfigError(_unknown_workspace(name, names))
-        hint = f"docshelf index {source or name}"
-        searcher = Searcher(store, embedder, name, index_hint=hint)
+            stored = store.workspaces()
+            if not stored:
+                raise ConfigError(_unknown_workspace(None, stored))
+            for name in named or stored:
+                if name not in stored:
+                    raise ConfigError(_unknown_workspace(name, stored))
+            entries = [(name, name, None) for name in dict.fromkeys(named or stored)]
+        names = [name for name, _, _ in entries]
+        if len(set(names)) < len(names):
+            raise ConfigError("the same workspace is named twice; name each once")
+        labels = short_names(names) if len(names) > 1 else {names[0]: names[0]}
         batch = indexing_batch(config)
-        indexer = None if ws is None else Indexer(store, embedder, ws, batch_size=batch)
+        served = []
+        for name, given, source_ws in entries:
+            hint = f"docshelf index {given}"
+            searcher = Searcher(store, embedder, name, index_hint=hint, label=labels[name])
+            indexer = (
+                None if source_ws is None else Indexer(store, embedder, source_ws, batch_size=batch)
+            )
+            served.append(Served(name, labels[name], searcher, source_ws, indexer))
     except BaseException:
         store.close()
         raise
-    return Service(store, embedder, searcher, ws, indexer)
-
-
-def _nothing() -> None:
-    pass
+    return Service(store, embedder, served=served)
 
 
 def _unknown_workspace(name: str | None, names: Sequence[str]) -> str:

@@ -1,0 +1,583 @@
+"""The service a long-running face holds: the store and the embedder, and each workspace it
+serves (its searcher and, with a source, its indexer). `Service` is everything a face may call:
+search, read and outline (what the tools answer), pins, syncs and warm-up."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from docshelf.chunking import kind_of
+from docshelf.errors import ConfigError, DocshelfError, NotIndexedError, WorkspaceError
+from docshelf.reading import (
+    DocsOutline,
+    PathFilter,
+    Reading,
+    WorkspaceOverview,
+    check_line,
+    check_path,
+    check_path_filter,
+    narrower_paths,
+    no_such_path,
+    outline_files,
+    read_lines,
+    selected,
+    top_folders,
+)
+from docshelf.search import (
+    DEFAULT_TOP_K,
+    SHORT_REF,
+    Answer,
+    Scope,
+    check_mode,
+    check_query,
+    check_top_k,
+)
+from docshelf.workspace import COMMIT_ID, shown
+
+if TYPE_CHECKING:
+    from docshelf.embedders import LocalEmbedder, OpenAIEmbedder
+    from docshelf.indexer import Indexer, IndexResult
+    from docshelf.rows import StoredFile
+    from docshelf.search import Searcher
+    from docshelf.stores import SQLiteStore
+    from docshelf.stores.postgres import PostgresStore
+    from docshelf.workspace import Workspace
+
+Embedder: TypeAlias = "LocalEmbedder | OpenAIEmbedder"
+Store: TypeAlias = "SQLiteStore | PostgresStore"
+
+_log = logging.getLogger("docshelf.app")
+
+# A search reads the current ref, then that ref's rows: a sync (of this process or another) that
+# promotes a new ref in between may prune those rows under it, leaving fewer excerpts or none.
+# Such a search is asked again, from the new current ref; promotions are a sync apart (a second
+# at least), so the second try holds.
+SEARCH_ATTEMPTS = 3
+
+
+@dataclass
+class Served:
+    """One workspace of a service: its name in the store, the short name shown for it
+    (`label`), its searcher and, with a source to sync, the source and its indexer."""
+
+    name: str
+    label: str
+    searcher: Searcher
+    source: Workspace | None = None
+    indexer: Indexer | None = None
+
+
+# A session's pins: the commit of each workspace it is pinned in, by the workspace's shown name;
+# a plain commit pins a service of one workspace.
+Pins: TypeAlias = "str | Mapping[str, str] | None"
+
+
+class Service:
+    """What a long-running server needs, built once: the store and the embedder, and for each
+    workspace it serves, its searcher and, with a source to sync, the indexer (background
+    syncs and pins). `search`, `read` and `outline` are what the tools answer."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        searcher: Searcher | None = None,
+        source: Workspace | None = None,
+        indexer: Indexer | None = None,
+        *,
+        served: Sequence[Served] | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        if served is None:
+            assert searcher is not None, "a Service needs a searcher or its served workspaces"
+            served = [Served(searcher.workspace, searcher.label, searcher, source, indexer)]
+        if not served:
+            raise ConfigError("a service needs at least one workspace to serve")
+        self.served: list[Served] = list(served)
+
+    # -- one workspace (the first, and for most services the only one) ---------------------
+
+    @property
+    def searcher(self) -> Searcher:
+        return self.served[0].searcher
+
+    @searcher.setter
+    def searcher(self, searcher: Searcher) -> None:
+        self.served[0] = dataclasses.replace(self.served[0], searcher=searcher)
+
+    @property
+    def source(self) -> Workspace | None:
+        return self.served[0].source
+
+    @property
+    def indexer(self) -> Indexer | None:
+        return self.served[0].indexer
+
+    @property
+    def workspace(self) -> str:
+        return self.served[0].name
+
+    # -- all of them -----------------------------------------------------------------------
+
+    @property
+    def labels(self) -> list[str]:
+        """The shown names of the served workspaces, in order."""
+        return [s.label for s in self.served]
+
+    @property
+    def several(self) -> bool:
+        return len(self.served) > 1
+
+    @property
+    def text_only(self) -> bool:
+        """Whether searches match words only (a store made without an embedder)."""
+        return self.searcher.default_mode == "text"
+
+    @property
+    def can_sync(self) -> bool:
+        """Whether the service has a source to sync (SOURCE was given)."""
+        return any(s.source is not None and s.indexer is not None for s in self.served)
+
+    def served_as(self, workspace: object) -> Served:
+        """The served workspace of that shown name (or store name); with None, the only one.
+
+        Raises:
+            ConfigError: no such workspace, or None while several are served.
+        """
+        if workspace is None:
+            if self.several:
+                raise ConfigError(
+                    f"workspace must be named: this server serves {', '.join(self.labels)}"
+                )
+            return self.served[0]
+        for served in self.served:
+            if workspace in (served.label, served.name):
+                return served
+        raise ConfigError(
+            f"workspace must be one of {', '.join(self.labels)}; got {_shown_arg(workspace)}"
+        )
+
+    def _targets(self, workspace: object) -> list[Served]:
+        return list(self.served) if workspace is None else [self.served_as(workspace)]
+
+    def _pin_of(self, served: Served, ref: Pins) -> str | None:
+        if ref is None or isinstance(ref, str):
+            return ref
+        return ref.get(served.label)
+
+    def current(self, workspace: str | None = None) -> str | None:
+        """The workspace's current ref, or None when nothing is indexed yet.
+
+        Raises:
+            ConfigError: several workspaces are served and none is named.
+            StoreError: the store cannot be read.
+        """
+        return self.store.current(self.served_as(workspace).name)
+
+    def pin(self, rev: str, workspace: str | None = None) -> tuple[str, Callable[[], None]]:
+        """`rev` resolved to a commit, pinned in the store when the service has the source (so
+        that prunes keep it), and the call that releases the pin.
+
+        Raises:
+            ConfigError: several workspaces are served and none is named.
+            WorkspaceError: `rev` names no commit.
+            StoreError: the pin could not be recorded.
+        """
+        served = self.served_as(workspace)
+        commit = self.resolve(rev, served.label)
+        assert commit is not None
+        if served.indexer is None:
+            return commit, _nothing
+        return commit, served.indexer.pin(commit)
+
+    def pin_all(self, specs: Sequence[str]) -> tuple[Pins, Callable[[], None]]:
+        """Pins from `--ref` or `?ref=` values: `NAME=REV` for a workspace by its shown name, or
+        a bare `REV` when one workspace is served; the pins (a commit for one workspace, else
+        a commit per shown name) and the call that releases them all.
+
+        Raises:
+            ConfigError: a bare REV while several workspaces are served, an unknown NAME, or
+                one workspace pinned twice.
+            WorkspaceError: a REV names no commit.
+            StoreError: a pin could not be recorded.
+        """
+        pins: dict[str, str] = {}
+        releases: list[Callable[[], None]] = []
+
+        def release() -> None:
+            for one in releases:
+                one()
+
+        try:
+            for label, rev in self._wanted(specs).items():
+                commit, undo = self.pin(rev, label) if self.several else self.pin(rev)
+                pins[label] = commit
+                releases.append(undo)
+        except BaseException:
+            release()
+            raise
+        return self._as_pins(pins), release
+
+    def resolve_all(self, specs: Sequence[str]) -> Pins:
+        """`--ref` values (as pin_all takes them) resolved to commits, pinning nothing.
+
+        Raises:
+            ConfigError, WorkspaceError: as pin_all.
+        """
+        return self._as_pins(
+            {label: self.resolve(rev, label) or rev for label, rev in self._wanted(specs).items()}
+        )
+
+    def _as_pins(self, pins: dict[str, str]) -> Pins:
+        if not pins:
+            return None
+        return next(iter(pins.values())) if not self.several else pins
+
+    def _wanted(self, specs: Sequence[str]) -> dict[str, str]:
+        wanted: dict[str, str] = {}
+        for spec in specs:
+            name, equals, rev = spec.partition("=")
+            served = next((s for s in self.served if equals and name in (s.label, s.name)), None)
+            if served is None:
+                if self.several:
+                    raise ConfigError(
+                        f"ref {_shown_arg(spec)} must name its workspace as NAME=REV: this "
+                        f"server serves {', '.join(self.labels)}"
+                    )
+                served, rev = self.served[0], spec
+            if served.label in wanted:
+                raise ConfigError(f"workspace {served.label} is pinned twice; pin it once")
+            wanted[served.label] = rev
+        return wanted
+
+    def warm_up(self, query: str) -> None:
+        """Answer `query` once and drop the answer: loads the model and the current refs'
+        vectors before the first real call.
+
+        Raises:
+            DocshelfError: the search failed (nothing indexed, the model or the store).
+        """
+        for served in self.served:
+            served.searcher.search(query, 1)
+
+    def resolve(self, rev: str | None, workspace: str | None = None) -> str | None:
+        """`rev` as a full commit id: resolved by git when the workspace is a repository (no
+        fetch), else taken as given when it already is one.
+
+        Raises:
+            ConfigError: several workspaces are served and none is named.
+            WorkspaceError: `rev` names no commit.
+        """
+        if rev is None:
+            return None
+        served = self.served_as(workspace)
+        if served.source is not None:
+            return served.source.resolve(rev)
+        if COMMIT_ID.fullmatch(rev):  # a full commit id, or a plain directory's ref
+            return rev
+        from docshelf.workspace import open_workspace  # noqa: PLC0415 - see the imports above
+
+        # The default workspace name is the repository's path: resolve there when it is one.
+        if Path(served.name).is_dir():
+            here = open_workspace(served.name, mirrors_dir=Path(served.name))
+            return here.resolve(rev)
+        raise WorkspaceError(
+            f"{rev!r} is not a full commit id, and the workspace {served.label} is not a "
+            "local repository to resolve it in; give the full commit id"
+        )
+
+    def search(
+        self,
+        query: object,
+        top_k: object = DEFAULT_TOP_K,
+        *,
+        ref: Pins = None,
+        mode: str | None = None,
+        path: object = None,
+        workspace: object = None,
+    ) -> Answer:
+        """The `top_k` excerpts for `query` (`Answer.hits`, best first) from `ref` (a full
+        commit id, see `resolve`; with several workspaces, a commit per shown name) or the
+        current ref; asked again when the current ref moved during the search (its rows may
+        have been pruned under it). `mode` is hybrid, vector or text (default: hybrid, or text
+        for a store made without an embedder). `path` keeps the files under a folder
+        (`docs/runbooks/`) or matching a glob (`**/payments.md`), ranked among themselves.
+        `workspace` searches one of several (default: all, ranked together).
+
+        Raises:
+            ConfigError: the query, top_k, mode, path or workspace is refused.
+            NotIndexedError: nothing is indexed for the workspace yet.
+            EmbeddingError, StoreError: the embedder or the store failed.
+        """
+        chosen = check_path_filter(path)
+        targets = self._targets(workspace)
+        attempt = 1
+        while True:
+            try:
+                if len(targets) == 1:
+                    served = targets[0]
+                    pinned = self._pin_of(served, ref)
+                    answer = served.searcher.search(
+                        query, top_k, ref=pinned, mode=mode, path=chosen
+                    )
+                    moved = answer.ref != pinned and answer.ref != self.store.current(served.name)
+                else:
+                    answer, moved = self._search_several(query, top_k, targets, ref, mode, chosen)
+            except NotIndexedError:
+                if attempt == SEARCH_ATTEMPTS or all(
+                    self.store.current(s.name) is None for s in targets
+                ):
+                    raise
+            else:
+                # A pinned ref's rows are kept by its pin; only an answer from current can race.
+                if not moved or attempt == SEARCH_ATTEMPTS:
+                    return answer
+            attempt += 1
+
+    def _search_several(
+        self,
+        query: object,
+        top_k: object,
+        targets: Sequence[Served],
+        ref: Pins,
+        mode: str | None,
+        chosen: PathFilter | None,
+    ) -> tuple[Answer, bool]:
+        text = check_query(query)
+        k = check_top_k(top_k)
+        first = targets[0].searcher
+        mode_chosen = check_mode(mode or first.default_mode, self.embedder)
+        scopes, notes, refs, unindexed = [], [], {}, []
+        pinned_of: dict[str, str | None] = {}
+        for served in targets:
+            pinned = self._pin_of(served, ref)
+            try:
+                answer_ref, note = served.searcher.ref_for(pinned)
+            except NotIndexedError:
+                unindexed.append(served.label)
+                continue
+            pinned_of[served.name] = pinned
+            paths = None if chosen is None else served.searcher.paths(answer_ref, chosen)
+            refs[served.label] = answer_ref
+            if note:
+                notes.append(note)
+            if paths is None or paths:
+                scopes.append(Scope(served.name, served.label, answer_ref, paths))
+        if not refs:
+            raise NotIndexedError(
+                "none of the documentation served is indexed yet ("
+                + ", ".join(unindexed)
+                + "); index it with docshelf index, then ask again"
+            )
+        if chosen is not None and not scopes:
+            raise ConfigError(
+                f"no indexed doc is under {chosen.text!r} in any served workspace "
+                f"({', '.join(refs)}); call docs_outline to see where the docs are"
+            )
+        if unindexed:
+            notes.append("Not indexed yet, so not searched: " + ", ".join(unindexed) + ".")
+        hits = first.rank_scopes(text, scopes, k, mode_chosen)
+        moved = any(
+            s.ref != pinned_of[s.workspace] and s.ref != self.store.current(s.workspace)
+            for s in scopes
+        )
+        answer = Answer("", "", text, mode_chosen, " ".join(notes) or None, hits, refs)
+        return answer, moved
+
+    def read(
+        self,
+        path: object,
+        start_line: object = None,
+        end_line: object = None,
+        *,
+        ref: Pins = None,
+        workspace: object = None,
+    ) -> Reading:
+        """Lines `start_line`..`end_line` (default: from the start) of the indexed file `path`
+        at `ref` (default: the current ref), exactly as the commit holds them, numbered as the
+        hits cite them; at most READ_MAX_LINES lines and READ_MAX_BYTES bytes, the answer saying
+        where to read on. Read from the store's copy of the file, never from the disk.
+
+        Raises:
+            ConfigError: a refused argument, or a path that is not an indexed doc of that
+                commit (the message names the closest that are).
+            NotIndexedError: nothing is indexed yet, or the ref was indexed before docshelf kept
+                file texts (the message names the command that fills them in).
+            StoreError: the store cannot be read.
+        """
+        doc = check_path(path)
+        first = check_line(start_line, "start_line")
+        last = check_line(end_line, "end_line")
+        if workspace is None and self.several:
+            served = self._holder(ref, lambda files: any(f.path == doc for f in files), doc)
+        else:
+            served = self.served_as(workspace)
+        answer_ref, note = self._files_ref(served, self._pin_of(served, ref))
+        text = self.store.file_text(served.name, answer_ref, doc)
+        if text is None:
+            files = self.store.files(served.name, answer_ref)
+            raise ConfigError(no_such_path(doc, files, _where(served, answer_ref), prefix=False))
+        got = read_lines(text, first, last, doc)
+        return Reading(served.label, answer_ref, doc, *got[:4], got[4], note, got[5])
+
+    def outline(
+        self, path: object = None, *, ref: Pins = None, workspace: object = None
+    ) -> DocsOutline | list[WorkspaceOverview]:
+        """The indexed docs of `ref` (default: current) as files with their headings and line
+        ranges: those under `path` (a folder, a file or a glob), or all; bounded like `read`,
+        naming narrower paths when cut. With several workspaces and neither a workspace nor a
+        path: each workspace, its commit and its top-level folders.
+
+        Raises:
+            ConfigError: a refused argument, or a path under which no doc was indexed.
+            NotIndexedError: nothing is indexed yet, or the ref has no file texts.
+            StoreError: the store cannot be read.
+        """
+        chosen = check_path_filter(path)
+        if workspace is None and chosen is None and self.several:
+            return [self._overview(served, self._pin_of(served, ref)) for served in self.served]
+        if workspace is None and self.several:
+            assert chosen is not None
+            served = self._holder(ref, lambda files: bool(selected(files, chosen)), chosen.text)
+        else:
+            served = self.served_as(workspace)
+        answer_ref, note = self._files_ref(served, self._pin_of(served, ref))
+        files = self.store.files(served.name, answer_ref)
+        kept = selected(files, chosen)
+        if not kept:
+            assert chosen is not None
+            where = _where(served, answer_ref)
+            raise ConfigError(no_such_path(chosen.text, files, where, prefix=True))
+        texts = _LazyTexts(self.store, served.name, answer_ref, kept)
+        shown_files, complete = outline_files(texts, [kind_of(f.path) or "text" for f in kept])
+        narrower = [] if complete else narrower_paths(kept, None if chosen is None else chosen.text)
+        return DocsOutline(
+            served.label,
+            answer_ref,
+            None if chosen is None else chosen.text,
+            shown_files,
+            len(kept),
+            narrower,
+            note,
+        )
+
+    def _holder(self, ref: Pins, holds: Callable[[list[StoredFile]], bool], path: str) -> Served:
+        """The one served workspace whose docs `holds` accepts (a path named without its
+        workspace).
+
+        Raises:
+            ConfigError: none or several hold it: name the workspace.
+        """
+        holders = []
+        for served in self.served:
+            try:
+                answer_ref, _ = self._files_ref(served, self._pin_of(served, ref))
+            except NotIndexedError:
+                continue
+            if holds(self.store.files(served.name, answer_ref)):
+                holders.append(served)
+        if len(holders) == 1:
+            return holders[0]
+        if holders:
+            raise ConfigError(
+                f"{_shown_arg(path)} is in the docs of "
+                + " and ".join(h.label for h in holders)
+                + "; name one as workspace"
+            )
+        raise ConfigError(
+            f"{_shown_arg(path)} is not an indexed doc of any served workspace "
+            f"({', '.join(self.labels)}); call docs_outline to see their docs, and name the "
+            "workspace"
+        )
+
+    def _overview(self, served: Served, pinned: str | None) -> WorkspaceOverview:
+        try:
+            answer_ref, _ = self._files_ref(served, pinned)
+        except NotIndexedError:
+            return WorkspaceOverview(served.label, None, 0, [])
+        files = self.store.files(served.name, answer_ref)
+        return WorkspaceOverview(served.label, answer_ref, len(files), top_folders(files))
+
+    def _files_ref(self, served: Served, pinned: str | None) -> tuple[str, str | None]:
+        answer_ref, note = served.searcher.ref_for(pinned)
+        if not self.store.has_files(served.name, answer_ref):
+            raise NotIndexedError(
+                f"commit {answer_ref[:SHORT_REF]} of {served.label} was indexed before docshelf "
+                f"kept the text of each file, so it cannot be read or outlined yet; run "
+                f"{served.searcher.index_hint}"
+                + ("" if answer_ref == self.store.current(served.name) else f" --ref {answer_ref}")
+                + " to fill them in (its vectors are reused), then ask again"
+            )
+        return answer_ref, note
+
+    def sync(self, workspace: str | None = None) -> IndexResult | None:
+        """Sync the source and refresh the index (the background sync's step): bounded, and a
+        failure is logged, never raised.
+
+        Raises:
+            ConfigError: the workspace has no source to sync.
+        """
+        served = self.served_as(workspace)
+        if served.source is None or served.indexer is None:
+            raise ConfigError("nothing to sync: give the repository (SOURCE) to serve")
+        try:
+            ref = served.source.sync()
+        except DocshelfError as e:
+            _log.error("syncing %s: %s", served.label, e)
+            return None
+        return served.indexer.refresh(ref)
+
+    def close(self) -> None:
+        for served in self.served:
+            if served.indexer is not None:
+                served.indexer.close()
+        self.store.close()
+
+    def __enter__(self) -> Service:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _LazyTexts(Sequence[tuple["StoredFile", "str | None"]]):
+    """The texts of `files`, read from the store only as the outline reaches them (a cut
+    outline of thousands of files reads a few)."""
+
+    def __init__(self, store: Store, workspace: str, ref: str, files: Sequence[StoredFile]):
+        self._store, self._workspace, self._ref, self._files = store, workspace, ref, files
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        file = self._files[i]
+        return file, self._store.file_text(self._workspace, self._ref, file.path)
+
+    def __iter__(self) -> Iterator[tuple[StoredFile, str | None]]:
+        for file in self._files:
+            yield file, self._store.file_text(self._workspace, self._ref, file.path)
+
+
+def _where(served: Served, ref: str) -> str:
+    return f"{served.label} at commit {ref[:SHORT_REF]}"
+
+
+def _shown_arg(value: object) -> str:
+    if isinstance(value, str):
+        text = shown(value)
+        return repr(text if len(text) <= 80 else text[:77] + "...")
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _nothing() -> None:
+    pass

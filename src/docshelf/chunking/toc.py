@@ -1,0 +1,70 @@
+"""A file's table of contents: each heading the chunker cuts at, with its title, its depth and
+the lines of its section (the heading's line to the line before the next heading of the same or
+a higher level), read from the same scanners that cut the chunks, so the outline an agent
+browses names the very sections the hits come from."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable
+from typing import NamedTuple
+
+from docshelf.chunking.asciidoc import outline_asciidoc
+from docshelf.chunking.markdown import HEADING_SEPARATOR, _sections
+from docshelf.chunking.mdx import outline_mdx
+from docshelf.chunking.outline import Outline
+from docshelf.chunking.rst import looks_like_rst, outline_rst
+from docshelf.chunking.text import prepare, text_lines
+
+_NEWLINE = re.compile("\n")
+
+
+class TocEntry(NamedTuple):
+    """One heading: its depth (1 for the file's top headings), title and 1-based lines."""
+
+    depth: int
+    title: str
+    start_line: int
+    end_line: int
+
+
+def file_toc(text: str, kind: str) -> list[TocEntry]:
+    """The headings of a file of `kind` (markdown, mdx, rst, asciidoc or text), in order; a
+    plain text file (paragraphs, no headings) has none."""
+    if kind == "text" and looks_like_rst(text):
+        kind = "rst"
+    if kind == "markdown":
+        body = prepare(text)
+        sections = _sections(body)
+    elif kind in _OUTLINES:
+        body, sections = _OUTLINES[kind](text)
+    else:
+        return []
+    total = len(text_lines(text))
+    newlines = [m.start() for m in _NEWLINE.finditer(body)]
+    starts: list[tuple[int, str, int]] = []  # (crumb depth, title, 1-based line)
+    for section in sections[1:]:  # the first is what comes before the first heading
+        crumb = section.heading
+        depth = crumb.count(HEADING_SEPARATOR) + 1 if crumb else 1
+        title = crumb.rsplit(HEADING_SEPARATOR, 1)[-1]
+        starts.append((depth, title, bisect_right(newlines, section.start - 1) + 1))
+    if not starts:
+        return []
+    top = min(depth for depth, _, _ in starts)
+    entries = []
+    for i, (depth, title, line) in enumerate(starts):
+        end = total
+        for later_depth, _, later_line in starts[i + 1 :]:
+            if later_depth <= depth:
+                end = later_line - 1
+                break
+        entries.append(TocEntry(depth - top + 1, title, line, max(end, line)))
+    return entries
+
+
+_OUTLINES: dict[str, Callable[[str], Outline]] = {
+    "mdx": outline_mdx,
+    "rst": outline_rst,
+    "asciidoc": outline_asciidoc,
+}

@@ -1,0 +1,230 @@
+"""The tools' input and output schemas (JSON Schema, draft 2020-12): every argument bounded as the
+service checks it, no argument beyond those named (`additionalProperties: false`), and with several
+workspaces a `workspace` argument listing them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from docshelf.reading import MAX_LINE_NUMBER, MAX_PATH_BYTES, READ_MAX_BYTES, READ_MAX_LINES
+from docshelf.search import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K
+
+_PATH_WORDS = (
+    "relative to the repository, exactly as the hits show it ('docs/runbooks/payments.md')"
+)
+
+_SEARCH_PATH = {
+    "type": "string",
+    "maxLength": MAX_PATH_BYTES,
+    "description": "Keep only excerpts of files under this folder ('docs/runbooks/') or "
+    "matching this glob ('**/payments.md'), "
+    + _PATH_WORDS.split(", exactly", maxsplit=1)[0]
+    + "; the "
+    "ranking is computed over those files only.",
+}
+
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "description": "The question, or the words to look up: 'who owns checkout?', "
+            "'payment gateway timeout', an error code or a flag name.",
+        },
+        "top_k": {
+            "type": "integer",
+            "minimum": MIN_TOP_K,
+            "maximum": MAX_TOP_K,
+            "default": DEFAULT_TOP_K,
+            "description": f"How many excerpts to return, a whole number from {MIN_TOP_K} to "
+            f"{MAX_TOP_K}.",
+        },
+        "path": _SEARCH_PATH,
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+READ_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {
+            "type": "string",
+            "maxLength": MAX_PATH_BYTES,
+            "description": f"The file to read, {_PATH_WORDS}.",
+        },
+        "start_line": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LINE_NUMBER,
+            "description": "The first line to read (default 1); a hit's start_line reads it, a "
+            "few less reads what leads up to it.",
+        },
+        "end_line": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LINE_NUMBER,
+            "description": f"The last line to read (default: as far as one answer goes, "
+            f"{READ_MAX_LINES} lines or {READ_MAX_BYTES} bytes).",
+        },
+    },
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+OUTLINE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {
+            "type": "string",
+            "maxLength": MAX_PATH_BYTES,
+            "description": "Outline only the files under this folder ('docs/runbooks/'), this "
+            "file, or those matching this glob ('**/*.md'); default: all the docs.",
+        },
+    },
+    "additionalProperties": False,
+}
+
+_HIT_PROPERTIES = {
+    "path": {"type": "string"},
+    "heading": {"type": "string"},
+    "start_line": {"type": "integer"},
+    "end_line": {"type": "integer"},
+    "score": {"type": "number"},
+    "content": {"type": "string"},
+    "workspace": {"type": "string", "description": "The workspace the excerpt comes from."},
+    "ref": {"type": "string", "description": "The commit the excerpt comes from."},
+}
+
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "ref": {
+            "type": ["string", "null"],
+            "description": "The commit the excerpts come from (null when several workspaces "
+            "answer: see refs, and each hit's ref).",
+        },
+        "refs": {
+            "type": "object",
+            "additionalProperties": {"type": "string"},
+            "description": "Each searched workspace's commit, by workspace.",
+        },
+        "query": {"type": "string", "description": "The query, as searched."},
+        "note": {
+            "type": ["string", "null"],
+            "description": "Why the excerpts come from another commit than the pinned one.",
+        },
+        "hits": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": _HIT_PROPERTIES,
+                "required": ["path", "heading", "start_line", "end_line", "score", "content"],
+            },
+        },
+    },
+    "required": ["ref", "query", "note", "hits"],
+}
+
+READ_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "workspace": {"type": "string"},
+        "ref": {"type": "string", "description": "The commit the lines come from."},
+        "path": {"type": "string"},
+        "start_line": {"type": "integer"},
+        "end_line": {"type": "integer", "description": "The last line given (cut or not)."},
+        "total_lines": {"type": "integer", "description": "The file's number of lines."},
+        "text": {"type": "string", "description": "The lines, joined by newlines."},
+        "next_start_line": {
+            "type": ["integer", "null"],
+            "description": "The start_line to read on from; null at the file's end or the range's.",
+        },
+        "note": {"type": ["string", "null"]},
+    },
+    "required": [
+        "workspace",
+        "ref",
+        "path",
+        "start_line",
+        "end_line",
+        "total_lines",
+        "text",
+        "next_start_line",
+        "note",
+    ],
+}
+
+_HEADING = {
+    "type": "object",
+    "properties": {
+        "depth": {"type": "integer"},
+        "title": {"type": "string"},
+        "start_line": {"type": "integer"},
+        "end_line": {"type": "integer"},
+    },
+    "required": ["depth", "title", "start_line", "end_line"],
+}
+
+_FOLDER = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "files": {"type": "integer"}},
+    "required": ["path", "files"],
+}
+
+OUTLINE_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "workspace": {"type": "string"},
+        "ref": {"type": "string"},
+        "path": {"type": ["string", "null"]},
+        "total_files": {"type": "integer"},
+        "files": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "lines": {"type": "integer"},
+                    "headings": {"type": "array", "items": _HEADING},
+                },
+                "required": ["path", "lines", "headings"],
+            },
+        },
+        "narrower": {"type": "array", "items": _FOLDER},
+        "note": {"type": ["string", "null"]},
+        "workspaces": {
+            "type": "array",
+            "description": "With several workspaces and no workspace named: each one.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "workspace": {"type": "string"},
+                    "ref": {"type": ["string", "null"]},
+                    "files": {"type": "integer"},
+                    "folders": {"type": "array", "items": _FOLDER},
+                },
+                "required": ["workspace", "ref", "files", "folders"],
+            },
+        },
+    },
+}
+
+
+def with_workspaces(schema: dict[str, Any], labels: list[str]) -> dict[str, Any]:
+    """`schema` with a `workspace` argument listing the served workspaces, when there are
+    several; as it is for one."""
+    if len(labels) < 2:
+        return schema
+    return {
+        **schema,
+        "properties": {
+            **schema["properties"],
+            "workspace": {
+                "type": "string",
+                "enum": labels,
+                "description": "Which repository's docs (default: all of them, for "
+                "docs_search and docs_outline).",
+            },
+        },
+    }
