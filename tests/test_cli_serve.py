@@ -72,18 +72,28 @@ def test_stdio_serves_the_real_model_s_answer_and_pins_with_ref(repo: Repo, tmp_
     errlog = (tmp_path / "stderr.txt").open("w")
     env = {"HF_HUB_OFFLINE": "1", "PATH": os.environ["PATH"]}
 
-    async def session(*more: str) -> tuple[str, CallToolResult]:
+    async def session(*more: str) -> tuple[str, CallToolResult, CallToolResult]:
         params = StdioServerParameters(
             command=str(DOCSHELF), args=serve_args(repo, store, *more), env=env
         )
         async with Client(stdio_client(params, errlog=errlog)) as connected:
-            (tool,) = (await connected.list_tools()).tools
+            tool, _, _ = (await connected.list_tools()).tools
             asked = {"query": "which team is responsible for checkout?", "top_k": 1}
-            return tool.description or "", await connected.call_tool("docs_search", asked)
+            found = await connected.call_tool("docs_search", asked)
+            hit = found.structured_content["hits"][0]
+            read = await connected.call_tool("docs_read", {"path": hit["path"]})
+            return tool.description or "", found, read
 
-    description, current = anyio.run(session)
-    pinned_description, pinned = anyio.run(session, "--ref", "HEAD~1")
+    description, current, current_read = anyio.run(session)
+    pinned_description, pinned, pinned_read = anyio.run(session, "--ref", "HEAD~1")
     errlog.close()
+    # docs_read gives each commit's own lines of the file the hit names, as git holds them.
+    for commit, read in ((second, current_read), (first, pinned_read)):
+        held = repo.git("show", f"{commit}:docs/services/checkout.md").splitlines()
+        assert read.structured_content["ref"] == commit
+        assert read.structured_content["text"].split("\n") == held
+        assert read.structured_content["total_lines"] == len(held)
+    assert current_read.structured_content["text"] != pinned_read.structured_content["text"]
     assert "matches by meaning and by words" in description
     assert current.structured_content["ref"] == second
     assert current.structured_content["hits"][0]["path"] == "docs/services/checkout.md"

@@ -34,7 +34,11 @@ from docshelf.indexer import Indexer
 from docshelf.mcp_server import (
     INPUT_SCHEMA,
     MAX_REQUEST_BODY_BYTES,
+    OUTLINE_OUTPUT_SCHEMA,
+    OUTLINE_SCHEMA,
     OUTPUT_SCHEMA,
+    READ_OUTPUT_SCHEMA,
+    READ_SCHEMA,
     HttpApp,
     HttpOptions,
     build_http_app,
@@ -141,7 +145,7 @@ async def call(server: Any, arguments: dict[str, Any], **client: Any) -> CallToo
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-def test_tools_list_shows_one_tool_with_its_schema_and_what_it_covers(
+def test_tools_list_shows_the_three_tools_with_their_schemas_and_what_they_cover(
     service: Service, mode: str
 ) -> None:
     assert service.indexer is not None
@@ -153,8 +157,17 @@ def test_tools_list_shows_one_tool_with_its_schema_and_what_it_covers(
             assert connected.server_info.name == "docs"
             return (await connected.list_tools()).tools
 
-    (tool,) = run(scenario)
-    assert tool.name == "docs_search"
+    tool, read, outline = run(scenario)
+    assert (tool.name, read.name, outline.name) == ("docs_search", "docs_read", "docs_outline")
+    assert read.input_schema == READ_SCHEMA and outline.input_schema == OUTLINE_SCHEMA
+    assert read.output_schema == READ_OUTPUT_SCHEMA
+    assert outline.output_schema == OUTLINE_OUTPUT_SCHEMA
+    for listed in (read, outline):
+        assert listed.annotations is not None and listed.annotations.read_only_hint
+        assert "workspace" not in listed.input_schema["properties"]
+    assert "after docs_search, to read around an excerpt" in (read.description or "")
+    assert f"at commit {A[:12]}, the latest indexed" in (read.description or "")
+    assert "to find where a topic lives" in (outline.description or "")
     assert tool.input_schema == INPUT_SCHEMA
     assert tool.input_schema["properties"]["top_k"] == {
         "type": "integer",
@@ -202,7 +215,10 @@ def test_a_search_answers_with_the_rendered_text_and_the_hits_as_structured_cont
         "end_line",
         "score",
         "content",
+        "workspace",
+        "ref",
     }
+    assert {(h["workspace"], h["ref"]) for h in structured["hits"]} == {(WORKSPACE, A)}
 
 
 def test_top_k_defaults_to_5_and_a_whole_float_counts(sqlite_service: Service) -> None:
@@ -411,7 +427,9 @@ def test_an_unknown_tool_is_a_protocol_error(sqlite_service: Service, mode: str)
 
     error = run(scenario).error
     assert error.code == INVALID_PARAMS
-    assert error.message == "Unknown tool: 'docs_grep'; this server has one tool, docs_search"
+    assert error.message == (
+        "Unknown tool: 'docs_grep'; this server has the tools docs_search, docs_read, docs_outline"
+    )
 
 
 # -- HTTP: options and the guard ------------------------------------------------------------------

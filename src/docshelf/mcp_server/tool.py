@@ -229,10 +229,10 @@ def unknown_arguments(
     shown_names = ", ".join(unknown[:MAX_SHOWN_UNKNOWN_ARGUMENTS])
     if len(unknown) > MAX_SHOWN_UNKNOWN_ARGUMENTS:
         shown_names += f" and {len(unknown) - MAX_SHOWN_UNKNOWN_ARGUMENTS} more"
-    takes = ", ".join(
-        f"{name} ({_ARGUMENT_WORDS.get(name, name)})" if name in _ARGUMENT_WORDS else name
-        for name in known
-    )
+    names = [
+        f"{name} ({_ARGUMENT_WORDS[name]})" if name in _ARGUMENT_WORDS else name for name in known
+    ]
+    takes = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     return (
         f"unknown argument{'s' if len(unknown) > 1 else ''} {shown_names}: {tool} takes "
         f"{takes} only. Ask again with those"
@@ -242,6 +242,10 @@ def unknown_arguments(
 _ARGUMENT_WORDS = {
     "query": "the question",
     "top_k": f"how many excerpts, {MIN_TOP_K} to {MAX_TOP_K}",
+    "path": "a folder, file or glob of the docs",
+    "workspace": "which repository",
+    "start_line": "the first line",
+    "end_line": "the last line",
 }
 
 
