@@ -339,16 +339,21 @@ def _fitting(entry: OutlineFile) -> list[TocEntry]:
 
 
 def narrower_paths(files: Sequence[StoredFile], path: str | None) -> list[tuple[str, int]]:
-    """The folders one level below `path` (or the top), with how many files each holds, the
-    largest first: what to name as `path` to see less."""
-    base = "" if path is None else path.rstrip("/") + "/"
-    counts: Counter[str] = Counter()
-    for file in files:
-        rest = file.path[len(base) :] if file.path.startswith(base) else file.path
-        folder, _, _ = rest.partition("/")
-        if "/" in rest:
-            counts[base + folder + "/"] += 1
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:NARROWER_PATHS]
+    """The folders below `path` (or the top) with how many files each holds, the largest first:
+    what to name as `path` to see less. A level where one folder holds every file is stepped
+    through (docs/ alone says nothing)."""
+    base = "" if path is None or _GLOB_CHARS.search(path) else path.rstrip("/") + "/"
+    while True:
+        counts: Counter[str] = Counter()
+        for file in files:
+            rest = file.path[len(base) :] if file.path.startswith(base) else file.path
+            folder, slash, _ = rest.partition("/")
+            if slash:
+                counts[base + folder + "/"] += 1
+        if len(counts) == 1 and next(iter(counts.values())) == len(files):
+            base = next(iter(counts))
+            continue
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:NARROWER_PATHS]
 
 
 def top_folders(files: Sequence[StoredFile]) -> list[tuple[str, int]]:
