@@ -444,11 +444,11 @@ def forget_file_texts(location: str) -> None:
             conn.execute("DELETE FROM docs_ref_files")
             conn.execute("DELETE FROM docs_file_texts")
         return
-    conn = sqlite3.connect(location)
-    with conn:
-        conn.execute("DELETE FROM ref_files")
-        conn.execute("DELETE FROM file_texts")
-    conn.close()
+    local = sqlite3.connect(location)
+    with local:
+        local.execute("DELETE FROM ref_files")
+        local.execute("DELETE FROM file_texts")
+    local.close()
 
 
 def test_the_outline_of_many_files_is_cut_within_its_bounds_and_names_narrower_paths(
@@ -457,7 +457,8 @@ def test_the_outline_of_many_files_is_cut_within_its_bounds_and_names_narrower_p
     repo = Repo(tmp_path / "big")
     for part in ("guides", "reference", "runbooks"):
         for i in range(60):
-            repo.write(f"docs/{part}/p{i:02}.md", f"# Page {i}\n\n## Part A\n\nx\n\n## Part B\n\ny\n")
+            page = f"# Page {i}\n\n## Part A\n\nx\n\n## Part B\n\ny\n"
+            repo.write(f"docs/{part}/p{i:02}.md", page)
     repo.commit("many")
     config = config_for(str(tmp_path / "store.sqlite3"), tmp_path)
     index_source(config, str(repo.path))
