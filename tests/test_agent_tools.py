@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
+import httpx2
 import jsonschema
 import psycopg
 import pytest
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from docshelf.app import Service, index_source, open_service
@@ -29,6 +32,9 @@ from docshelf.mcp_server import (
 from docshelf.reading import MAX_PATH_BYTES, READ_MAX_BYTES, READ_MAX_LINES
 from docshelf.stores import is_postgres_url, open_store
 from tests.support.gitrepo import Repo
+from tests.support.serving import INITIALIZE, http_serve
+
+ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 CHECKOUT_V1 = "# Checkout\n\n## Owners\n\nCheckout is owned by the Payments team.\n"
 CHECKOUT_V2 = "# Checkout\n\nIntro line.\n\n## Owners\n\nCheckout is owned by Storefront.\n"
@@ -479,3 +485,40 @@ def test_the_outline_of_many_files_is_cut_within_its_bounds_and_names_narrower_p
     assert narrower.structured_content["total_files"] == 10
     assert len(narrower.structured_content["files"]) == 10
     assert narrower.structured_content["narrower"] == []
+
+
+def test_docshelf_serve_http_with_two_sources_pins_each_workspace_from_the_url(
+    location: str, tmp_path: Path
+) -> None:
+    config = config_for(location, tmp_path)
+    one, other = two_repos(tmp_path, config)
+    first = one.head()
+    pin_in_store(location, str(one.path.resolve()), first)  # kept by this pin once not current
+    one.write("docs/services/checkout.md", CHECKOUT_V2)
+    one.commit("new owners")
+    index_source(config, str(one.path))  # current moves on; the sessions pin the first
+    args = ["serve", str(one.path), str(other.path), "--store", location, "--embedder", "none"]
+    asked = {"path": "docs/services/checkout.md", "workspace": "shop"}
+
+    async def read(url: str, mode: str) -> CallToolResult:
+        async with (
+            httpx2.AsyncClient() as http,
+            Client(streamable_http_client(url, http_client=http), mode=mode) as connected,
+        ):
+            return await connected.call_tool("docs_read", asked)
+
+    with http_serve(args, tmp_path / "stderr.txt") as (url, _):
+        pinned = {
+            mode: run(read, f"{url}?ref=shop={first}&ref=billing=HEAD", mode)
+            for mode in ("legacy", "auto")
+        }
+        current = run(read, url, "legacy")
+        bare = httpx.post(f"{url}?ref={first}", json=INITIALIZE, headers=ACCEPT)
+        unknown = httpx.post(f"{url}?ref=nope={first}", json=INITIALIZE, headers=ACCEPT)
+    for answer in pinned.values():
+        assert answer.structured_content["ref"] == first
+        assert answer.structured_content["text"] == CHECKOUT_V1.rstrip("\n")
+    assert current.structured_content["text"] == CHECKOUT_V2.rstrip("\n")
+    assert bare.status_code == 400
+    assert "must name its workspace as NAME=REV" in bare.text
+    assert unknown.status_code == 400
