@@ -72,6 +72,38 @@ def test_index_then_open_and_search_gives_the_hits_the_tool_gives(
     assert structured["hits"] == [dataclasses.asdict(hit) for hit in answer.hits]
 
 
+def test_the_service_reads_outlines_and_narrows_and_serves_every_workspace_of_the_store(
+    shop: Repo, tmp_path: Path
+) -> None:
+    store = tmp_path / "docs.sqlite3"
+    billing = Repo(tmp_path / "billing")
+    billing.write("docs/invoices.md", "# Invoices\n\nInvoices time out after 60 seconds.\n")
+    billing.commit("docs")
+    docshelf.index(shop.path, store=store, embedder="none")
+    with docshelf.open(store, embedder="none") as shelf:
+        read = shelf.read("docs/runbooks/payments.md", 3, 5)
+        assert isinstance(read, docshelf.Reading)
+        assert (read.start_line, read.end_line, read.lines[0]) == (3, 5, "## Timeout")
+        outline = shelf.outline("docs/runbooks/")
+        assert isinstance(outline, docshelf.DocsOutline)
+        assert [f.path for f in outline.files] == ["docs/runbooks/payments.md"]
+        narrow = shelf.search("owned", path="docs/runbooks/")
+        assert {h.path for h in narrow.hits} <= {"docs/runbooks/payments.md"}
+    docshelf.index(billing.path, store=store, embedder="none")
+    with docshelf.open(store, embedder="none") as shelf:  # both workspaces now
+        assert sorted(shelf.labels) == ["billing", "shop"]
+        answer = shelf.search("seconds")
+        assert {h.workspace for h in answer.hits} == {"shop", "billing"}
+        assert {h.workspace for h in shelf.search("seconds", workspace="billing").hits} == {
+            "billing"
+        }
+        overview = shelf.outline()
+        assert isinstance(overview, list)
+        assert all(isinstance(v, docshelf.WorkspaceOverview) for v in overview)
+    with docshelf.open(store, workspace=str(shop.path.resolve()), embedder="none") as one:
+        assert not one.several and one.search("seconds").ref == shop.head()
+
+
 def test_paths_starting_with_a_tilde_are_the_home_folder(
     shop: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,6 +8,8 @@ Index a repository's docs, then search them, from Python:
     with docshelf.open("~/shop.sqlite3") as shelf:
         for hit in shelf.search("Who owns Checkout?", top_k=3).hits:
             print(f"{hit.path}:{hit.start_line}-{hit.end_line}", hit.heading)
+        print(shelf.read("docs/services/checkout.md", 1, 20).lines)
+        print([f.path for f in shelf.outline("docs/runbooks/").files])
 
 Importing docshelf loads neither numpy nor the model: those load on the first index or search.
 """
@@ -39,6 +41,7 @@ from docshelf.errors import (
     StoreError,
     WorkspaceError,
 )
+from docshelf.reading import DocsOutline, OutlineFile, Reading, WorkspaceOverview
 from docshelf.search import Answer, Hit
 
 try:
@@ -51,17 +54,21 @@ __all__ = [
     "Chunk",
     "Config",
     "ConfigError",
+    "DocsOutline",
     "DocshelfError",
     "EmbeddingError",
     "Hit",
     "IndexResult",
     "IndexingError",
     "NotIndexedError",
+    "OutlineFile",
     "Progress",
+    "Reading",
     "Service",
     "StoreError",
     "TextChunk",
     "WorkspaceError",
+    "WorkspaceOverview",
     "__version__",
     "chunk_file",
     "chunk_text",
