@@ -491,13 +491,14 @@ def read(spec: str, rev: str | None, workspace: str | None, as_json: bool, **opt
     start = int(match["start"]) if match["start"] else None
     end = int(match["end"]) if match["end"] else None
     with open_reader(make_config(**options), workspace=workspace) as service:
-        served = service.served_as(workspace if service.several else None)
-        pins = service.resolve(rev, served.label) if rev else None
-        reading = service.read(match["path"], start, end, ref=pins, workspace=served.label)
+        if rev and service.several:
+            raise click.UsageError("--ref with several workspaces needs --workspace")
+        pins = service.resolve(rev) if rev else None
+        reading = service.read(match["path"], start, end, ref=pins)
     if as_json:
         _write(json.dumps(reading_data(reading), ensure_ascii=False, indent=2) + "\n")
     else:
-        _write(render_reading(reading))
+        _write(render_reading(reading, reading.workspace if service.several else None))
 
 
 @cli.command()
@@ -726,7 +727,8 @@ def _index_text(r: IndexResult) -> str:
     else:
         lines = [
             f"indexed {ref} of {name}: {r.files} file{'s' if r.files != 1 else ''}, "
-            f"{r.chunks} chunks ({r.embedded} embedded, {r.reused} reused) in {r.seconds:.1f} s"
+            f"{r.chunks} chunk{'s' if r.chunks != 1 else ''} ({r.embedded} embedded, "
+            f"{r.reused} reused) in {r.seconds:.1f} s"
         ]
     if r.roots:
         lines.append(f"docs: {', '.join(shown(root) for root in r.roots)}")

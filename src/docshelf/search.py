@@ -304,7 +304,7 @@ class Searcher:
     def _where(self, ref: str) -> str:
         return f"{self.label} at commit {ref[:SHORT_REF]}"
 
-    def ref_for(self, pinned: str | None) -> tuple[str, str | None]:
+    def ref_for(self, pinned: str | None, what: str = "these excerpts") -> tuple[str, str | None]:
         """The ref to answer from: `pinned` when it is indexed, else the current ref, with a
         note saying so.
 
@@ -323,7 +323,7 @@ class Searcher:
             return current, None
         note = (
             f"Note: this session is pinned to commit {pinned[:SHORT_REF]}, which has no indexed "
-            f"documentation; these excerpts come from the current commit {current[:SHORT_REF]} "
+            f"documentation; {what} come from the current commit {current[:SHORT_REF]} "
             "instead and may differ from the pinned commit's docs."
         )
         return current, note

@@ -266,9 +266,9 @@ def open_reader(config: Config, *, workspace: str | None = None) -> Service:
     store = open_store(config.store, model_id=None, dim=None, ef_search=config.ef_search)
     try:
         names = store.workspaces()
-        if not names or (workspace is not None and workspace not in names):
+        if not names:
             raise ConfigError(_unknown_workspace(workspace, names))
-        chosen = [workspace] if workspace is not None else names
+        chosen = [_stored_name(workspace, names)] if workspace is not None else names
         labels = short_names(chosen) if len(chosen) > 1 else {chosen[0]: chosen[0]}
         served = [
             Served(
@@ -340,10 +340,8 @@ def open_service(
             stored = store.workspaces()
             if not stored:
                 raise ConfigError(_unknown_workspace(None, stored))
-            for name in named or stored:
-                if name not in stored:
-                    raise ConfigError(_unknown_workspace(name, stored))
-            entries = [(name, name, None) for name in dict.fromkeys(named or stored)]
+            chosen = [_stored_name(name, stored) for name in named] or stored
+            entries = [(name, name, None) for name in dict.fromkeys(chosen)]
         names = [name for name, _, _ in entries]
         if len(set(names)) < len(names):
             raise ConfigError("the same workspace is named twice; name each once")
@@ -361,6 +359,20 @@ def open_service(
         store.close()
         raise
     return Service(store, embedder, served=served)
+
+
+def _stored_name(name: str, stored: Sequence[str]) -> str:
+    """The store's name of a workspace named by it or by the short name it is shown by.
+
+    Raises:
+        ConfigError: the store holds no such workspace.
+    """
+    if name in stored:
+        return name
+    by_label = {label: full for full, label in short_names(stored).items()}
+    if name in by_label:
+        return by_label[name]
+    raise ConfigError(_unknown_workspace(name, stored))
 
 
 def _unknown_workspace(name: str | None, names: Sequence[str]) -> str:
@@ -467,12 +479,13 @@ def open(
     embedder: str | None = None,
     config: Config | None = None,
 ) -> Service:
-    """Open an indexed store for searching: `Service.search(query, top_k)` answers as
-    `docs_search` does. Close it (or use it in a `with` block) when done. `workspace` is needed
-    when the store holds several; `embedder` must be the one the store was indexed with.
+    """Open an indexed store for searching and reading: `Service.search(query, top_k)`,
+    `Service.read(path)` and `Service.outline(path)` answer as the tools do. Close it (or use it
+    in a `with` block) when done. Every workspace of the store is served (searched together),
+    or the one `workspace` names; `embedder` must be the one the store was indexed with.
 
     Raises:
-        ConfigError: no workspace in the store, or several and none named.
+        ConfigError: no workspace in the store, or none of that name.
         StoreError, EmbeddingError: the store or the embedder cannot be opened.
     """
     return open_service(_api_config(config, store, embedder), workspace=workspace)

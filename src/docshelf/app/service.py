@@ -153,7 +153,7 @@ class Service:
         if workspace is None:
             if self.several:
                 raise ConfigError(
-                    f"workspace must be named: this server serves {', '.join(self.labels)}"
+                    f"workspace must be named: several are served ({', '.join(self.labels)})"
                 )
             return self.served[0]
         for served in self.served:
@@ -247,8 +247,8 @@ class Service:
             if served is None:
                 if self.several:
                     raise ConfigError(
-                        f"ref {_shown_arg(spec)} must name its workspace as NAME=REV: this "
-                        f"server serves {', '.join(self.labels)}"
+                        f"ref {_shown_arg(spec)} must name its workspace as NAME=REV: several "
+                        f"are served ({', '.join(self.labels)})"
                     )
                 served, rev = self.served[0], spec
             if served.label in wanted:
@@ -418,7 +418,7 @@ class Service:
             served = self._holder(ref, lambda files: any(f.path == doc for f in files), doc)
         else:
             served = self.served_as(workspace)
-        answer_ref, note = self._files_ref(served, self._pin_of(served, ref))
+        answer_ref, note = self._files_ref(served, self._pin_of(served, ref), "these lines")
         text = self.store.file_text(served.name, answer_ref, doc)
         if text is None:
             files = self.store.files(served.name, answer_ref)
@@ -447,7 +447,8 @@ class Service:
             served = self._holder(ref, lambda files: bool(selected(files, chosen)), chosen.text)
         else:
             served = self.served_as(workspace)
-        answer_ref, note = self._files_ref(served, self._pin_of(served, ref))
+        pinned = self._pin_of(served, ref)
+        answer_ref, note = self._files_ref(served, pinned, "this outline's files")
         files = self.store.files(served.name, answer_ref)
         kept = selected(files, chosen)
         if not kept:
@@ -504,15 +505,21 @@ class Service:
         files = self.store.files(served.name, answer_ref)
         return WorkspaceOverview(served.label, answer_ref, len(files), top_folders(files))
 
-    def _files_ref(self, served: Served, pinned: str | None) -> tuple[str, str | None]:
-        answer_ref, note = served.searcher.ref_for(pinned)
+    def _files_ref(
+        self, served: Served, pinned: str | None, what: str = "these files"
+    ) -> tuple[str, str | None]:
+        answer_ref, note = served.searcher.ref_for(pinned, what)
         if not self.store.has_files(served.name, answer_ref):
             raise NotIndexedError(
                 f"commit {answer_ref[:SHORT_REF]} of {served.label} was indexed before docshelf "
                 f"kept the text of each file, so it cannot be read or outlined yet; run "
                 f"{served.searcher.index_hint}"
-                + ("" if answer_ref == self.store.current(served.name) else f" --ref {answer_ref}")
-                + " to fill them in (its vectors are reused), then ask again"
+                + (
+                    " to fill them in (its vectors are reused), then ask again"
+                    if answer_ref == self.store.current(served.name)
+                    else f" --ref {answer_ref} to fill them in (its vectors are reused; it becomes "
+                    "current until the next docshelf index), then ask again"
+                )
             )
         return answer_ref, note
 

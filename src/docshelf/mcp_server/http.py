@@ -37,7 +37,7 @@ from docshelf.app import Pins, Service
 from docshelf.config import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT
 from docshelf.errors import ConfigError
 from docshelf.mcp_server.session_pins import _SessionPins
-from docshelf.mcp_server.tool import MCP_PATH, TOOL_NAME, build_server, clip
+from docshelf.mcp_server.tool import MCP_PATH, TOOL_NAMES, build_server, clip
 from docshelf.workspace import shown
 
 log = logging.getLogger("docshelf.mcp")
@@ -245,7 +245,12 @@ def build_http_app(service: Service, options: HttpOptions, *, ref: Pins = None) 
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         async with manager.run(), anyio.create_task_group() as tasks:
             tasks.start_soon(pins.sweep_forever)
-            log.info("serving %s of %s at %s", TOOL_NAME, shown(service.workspace), url)
+            log.info(
+                "serving %s of %s at %s",
+                ", ".join(TOOL_NAMES),
+                ", ".join(shown(label) for label in service.labels),
+                url,
+            )
             try:
                 yield
             finally:

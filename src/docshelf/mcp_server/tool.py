@@ -229,9 +229,8 @@ def unknown_arguments(
     shown_names = ", ".join(unknown[:MAX_SHOWN_UNKNOWN_ARGUMENTS])
     if len(unknown) > MAX_SHOWN_UNKNOWN_ARGUMENTS:
         shown_names += f" and {len(unknown) - MAX_SHOWN_UNKNOWN_ARGUMENTS} more"
-    names = [
-        f"{name} ({_ARGUMENT_WORDS[name]})" if name in _ARGUMENT_WORDS else name for name in known
-    ]
+    words = {**_ARGUMENT_WORDS, **_TOOL_ARGUMENT_WORDS.get(tool, {})}
+    names = [f"{name} ({words[name]})" if name in words else name for name in known]
     takes = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     return (
         f"unknown argument{'s' if len(unknown) > 1 else ''} {shown_names}: {tool} takes "
@@ -247,6 +246,7 @@ _ARGUMENT_WORDS = {
     "start_line": "the first line",
     "end_line": "the last line",
 }
+_TOOL_ARGUMENT_WORDS = {READ_TOOL: {"path": "the file to read"}}
 
 
 def clip(text: str) -> str:

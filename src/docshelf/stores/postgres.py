@@ -5,6 +5,13 @@
   then answered exactly over that ref alone (see `search`).
 - Full text: a generated tsvector (english configuration, heading weighted above content) with a
   GIN index; a query matches chunks with any of its words, ranked by ts_rank.
+- A search limited to a set of paths ranks only their chunks, scored as in a search of the whole
+  ref; a short HNSW answer falls back to the exact search over the subset, read through the
+  (workspace, ref, path) index.
+- Each indexed file's text is kept per ref, each distinct text once (docs_file_texts, by its
+  hash; docs_ref_files lists each ref's files), written in the transaction of the ref's chunks.
+  Writers and the prune's sweep of texts no ref holds take turns under an advisory lock
+  (TEXTS_LOCK_KEY), since a writer may count on a stored text that the sweep sees unreferenced.
 - The schema is versioned SQL under migrations/postgresql/, applied under an advisory lock; the
   model and width are read from the database on every open (postgres_schema.py).
 - A ref is replaced in one transaction (DELETE, then COPY); writers of one ref take turns under
@@ -26,8 +33,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -37,7 +45,7 @@ from psycopg.rows import TupleRow
 
 from docshelf.config import DEFAULT_EF_SEARCH
 from docshelf.errors import ConfigError, StoreError
-from docshelf.rows import ChunkRow, StoredHit, Vector
+from docshelf.rows import ChunkRow, FileRow, StoredFile, StoredHit, Vector
 from docshelf.stores.common import (
     check_lease,
     check_model,
@@ -73,36 +81,56 @@ INDEXING_LOCK_SEED = 0x696E646578
 
 PINS_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtextextended(%s, %s))"
 
+# Key of the advisory lock of the stored file texts ("texts" in ASCII), one for the whole
+# database since texts are shared across workspaces. A writer, which may skip sending a text
+# that is already stored and then reference it, holds it shared for its transaction; a prune's
+# sweep of the texts that no ref references takes it exclusively, or skips the sweep when a
+# writer holds it: the orphans go at a later prune. So the sweep never deletes a text that an
+# uncommitted write counts on, and neither side waits for the other. (A foreign key instead would
+# make the two conflict: a write's reference to a text being swept, or a sweep's delete of a text
+# a write has just referenced, fails one of them.)
+TEXTS_LOCK_KEY = 0x7465787473
+
+# Files written per round trip of a replace: the texts of a batch are held in memory at once.
+FILE_BATCH = 500
+
 # The part of a full-text query that is searched: a question is a few hundred characters; a
 # pasted document must not become an OR of thousands of words, each ranked over the ref.
 MAX_QUERY_CHARS = 10_000
 
 MIGRATIONS = "postgresql"
 
+# The rows a search ranks: one ref's, or (the *_IN_PATHS forms) the ref's rows of some paths.
+_OF_REF = "workspace = %(workspace)s AND ref = %(ref)s"
+_OF_PATHS = f"{_OF_REF} AND path = ANY(%(paths)s::text[])"
+
 # The HNSW search. Written exactly as pgvector needs it to use the index (ORDER BY the distance
 # operator, LIMIT): any other sort key, such as a tie-break, makes the planner sort the whole ref
 # instead, so ties are broken in Python after the query.
-SEARCH_SQL = (
+_SEARCH = (
     "SELECT path, chunk, heading, content, start_line, end_line, "
     "1 - (embedding <=> %(vector)s) AS score "
-    "FROM docs_chunks WHERE workspace = %(workspace)s AND ref = %(ref)s "
+    "FROM docs_chunks WHERE {rows} "
     "ORDER BY embedding <=> %(vector)s LIMIT %(k)s"
 )
+SEARCH_SQL = _SEARCH.format(rows=_OF_REF)
+SEARCH_IN_PATHS_SQL = _SEARCH.format(rows=_OF_PATHS)
 
-# The exact search over one ref, through the (workspace, ref) index: the index cannot serve an
-# ORDER BY on the score, so every row of the ref is compared with the query.
-EXACT_SEARCH_SQL = (
+# The exact search over one ref (or its rows of some paths), through the (workspace, ref, path)
+# index: the index cannot serve an ORDER BY on the score, so every row is compared with the query.
+_EXACT_SEARCH = (
     "SELECT path, chunk, heading, content, start_line, end_line, "
     "1 - (embedding <=> %(vector)s) AS score "
-    "FROM docs_chunks WHERE workspace = %(workspace)s AND ref = %(ref)s "
+    "FROM docs_chunks WHERE {rows} "
     'ORDER BY score DESC, path COLLATE "C", chunk LIMIT %(k)s'
 )
+EXACT_SEARCH_SQL = _EXACT_SEARCH.format(rows=_OF_REF)
+EXACT_SEARCH_IN_PATHS_SQL = _EXACT_SEARCH.format(rows=_OF_PATHS)
 
-# How many rows the ref holds, counting no further than k.
-COUNT_UP_TO_K_SQL = (
-    "SELECT count(*) FROM (SELECT 1 FROM docs_chunks "
-    "WHERE workspace = %(workspace)s AND ref = %(ref)s LIMIT %(k)s) AS held"
-)
+# How many rows the ref (or its rows of some paths) holds, counting no further than k.
+_COUNT_UP_TO_K = "SELECT count(*) FROM (SELECT 1 FROM docs_chunks WHERE {rows} LIMIT %(k)s) AS held"
+COUNT_UP_TO_K_SQL = _COUNT_UP_TO_K.format(rows=_OF_REF)
+COUNT_UP_TO_K_IN_PATHS_SQL = _COUNT_UP_TO_K.format(rows=_OF_PATHS)
 
 # Punctuation becomes spaces first, as the words of a path do in the stored vector (0003_fts_path:
 # PostgreSQL's parser would read "Using_Tags.md" as one file token). plainto_tsquery normalises
@@ -110,15 +138,17 @@ COUNT_UP_TO_K_SQL = (
 # form, with & turned into |, is cast straight back to a tsquery. The cast does not normalise
 # again: to_tsquery would stem the stems ('databas' of "databases" would become 'databa' and match
 # nothing).
-TEXT_SEARCH_SQL = (
+_TEXT_SEARCH = (
     "SELECT path, chunk, heading, content, start_line, end_line, ts_rank(tsv, query) AS score "
     "FROM docs_chunks, "
     "(SELECT replace(plainto_tsquery('english', "
     "regexp_replace(%(query)s, '[^[:alnum:]]+', ' ', 'g'))::text, ' & ', ' | ')::tsquery"
     " AS query) AS q "
-    "WHERE workspace = %(workspace)s AND ref = %(ref)s AND tsv @@ query "
+    "WHERE {rows} AND tsv @@ query "
     'ORDER BY score DESC, path COLLATE "C", chunk LIMIT %(k)s'
 )
+TEXT_SEARCH_SQL = _TEXT_SEARCH.format(rows=_OF_REF)
+TEXT_SEARCH_IN_PATHS_SQL = _TEXT_SEARCH.format(rows=_OF_PATHS)
 
 COPY_SQL = (
     "COPY docs_chunks (workspace, ref, path, chunk, heading, content, start_line, end_line, "
@@ -198,8 +228,8 @@ class PostgresStore(PooledConnections):
             (stored_model, stored_dim),
             (model_id, dim),
             new_store="--store with the URL of another database",
-            start_over="drop the tables docs_chunks, docs_current, docs_meta, docs_pins and "
-            "docs_schema_migrations",
+            start_over="drop the tables docs_chunks, docs_current, docs_file_texts, docs_meta, "
+            "docs_pins, docs_ref_files, docs_selections and docs_schema_migrations",
         )
         store = cls(
             url,
@@ -224,12 +254,21 @@ class PostgresStore(PooledConnections):
 
     # -- writes ----------------------------------------------------------------------------
 
-    def replace_doc_chunks(self, workspace: str, ref: str, rows: Iterable[ChunkRow]) -> None:
-        """Make `rows` the whole of `ref`, in one transaction.
+    def replace_doc_chunks(
+        self,
+        workspace: str,
+        ref: str,
+        rows: Iterable[ChunkRow],
+        files: Iterable[FileRow] = (),
+    ) -> None:
+        """Make `rows` the whole of `ref`'s chunks and `files` the whole of its files, in one
+        transaction. A text is stored once, by its hash, however many refs and workspaces hold
+        it, and sent to the server only when it is not stored yet; the texts that no ref holds
+        any more go at a later prune.
 
         Raises:
-            StoreError: the write failed or a row's embedding does not fit the store; the ref's
-                previous rows are untouched.
+            StoreError: the write failed, a row's embedding does not fit the store, or a path is
+                among `files` twice; the ref's previous chunks and files are untouched.
         """
         with (
             self._errors(f"writing ref {ref!r} of workspace {workspace!r}"),
@@ -237,6 +276,8 @@ class PostgresStore(PooledConnections):
             conn.transaction(),
             conn.cursor() as cur,
         ):
+            # No sweep of unreferenced texts runs until this transaction ends (TEXTS_LOCK_KEY).
+            cur.execute("SELECT pg_advisory_xact_lock_shared(%s)", (TEXTS_LOCK_KEY,))
             # Two writers of one ref take turns: otherwise the second's DELETE, whose snapshot
             # predates the first's commit, would leave the first's rows beside its own.
             cur.execute(
@@ -251,6 +292,12 @@ class PostgresStore(PooledConnections):
                 copy.set_types(COPY_TYPES)
                 for row in rows:
                     copy.write_row((workspace, ref, *row.columns(), self._embedding(row)))
+            cur.execute(
+                "DELETE FROM docs_ref_files WHERE workspace = %s AND ref = %s", (workspace, ref)
+            )
+            remaining = iter(files)
+            while batch := list(islice(remaining, FILE_BATCH)):
+                _write_files(cur, workspace, ref, batch)
             # Fresh statistics, so the planner walks the HNSW index at once: a table it has never
             # analysed looks empty, and it would sort the whole ref instead (hundreds of ms at
             # 100k chunks) until autovacuum gets round to it.
@@ -260,8 +307,10 @@ class PostgresStore(PooledConnections):
         return row_embedding(row, location=self.location, model_id=self.model_id, dim=self.dim)
 
     def prune(self, workspace: str, keep_refs: Iterable[str]) -> int:
-        """Delete every ref of `workspace` but `keep_refs` and the pinned refs, and the
-        workspace's expired pins; returns how many refs went.
+        """Delete every ref of `workspace` (its chunks and its files) but `keep_refs` and the
+        pinned refs, and the workspace's expired pins; returns how many refs went. Then every
+        stored text that no ref of any workspace holds goes too, unless a write is under way
+        (TEXTS_LOCK_KEY): those texts go at a later prune.
 
         The workspace's current ref is left as it is, even when its chunks go. The pins are read
         in the same transaction as the delete, after add_pin's turn: a pin added before the
@@ -278,12 +327,13 @@ class PostgresStore(PooledConnections):
             conn.execute(
                 "DELETE FROM docs_pins WHERE workspace = %s AND expires_at <= now()", (workspace,)
             )
+            # A ref with files but no chunks (each of its files was empty) is a ref too.
             row = conn.execute(
-                "WITH gone AS (DELETE FROM docs_chunks "
-                "WHERE workspace = %(workspace)s AND ref <> ALL(%(keep)s::text[]) "
-                "AND ref NOT IN (SELECT ref FROM docs_pins "
-                "WHERE workspace = %(workspace)s AND expires_at > now()) RETURNING ref) "
-                "SELECT count(DISTINCT ref) FROM gone",
+                "WITH gone_chunks AS (DELETE FROM docs_chunks "
+                f"WHERE {_GONE} RETURNING ref), "
+                f"gone_files AS (DELETE FROM docs_ref_files WHERE {_GONE} RETURNING ref) "
+                "SELECT count(*) FROM "
+                "(SELECT ref FROM gone_chunks UNION SELECT ref FROM gone_files) AS gone",
                 {"workspace": workspace, "keep": keep},
             ).fetchone()
             conn.execute(
@@ -291,6 +341,14 @@ class PostgresStore(PooledConnections):
                 "(SELECT 1 FROM docs_chunks c WHERE c.workspace = s.workspace AND c.ref = s.ref)",
                 (workspace,),
             )
+            # Every text no ref holds: this prune's, those a replace of a ref left behind, and
+            # those an earlier prune had to leave.
+            swept = conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (TEXTS_LOCK_KEY,))
+            if _first(swept.fetchone()):
+                conn.execute(
+                    "DELETE FROM docs_file_texts t WHERE NOT EXISTS "
+                    "(SELECT 1 FROM docs_ref_files f WHERE f.text_hash = t.text_hash)"
+                )
         return int(_first(row))
 
     def set_current(self, workspace: str, ref: str) -> None:
@@ -449,6 +507,46 @@ class PostgresStore(PooledConnections):
             ).fetchone()
         return bool(_first(row))
 
+    def has_files(self, workspace: str, ref: str) -> bool:
+        """Whether `ref` has files: a ref indexed before the store kept them has chunks only."""
+        with (
+            self._errors(f"looking up the files of ref {ref!r} of workspace {workspace!r}"),
+            self._connection() as conn,
+        ):
+            row = conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM docs_ref_files WHERE workspace = %s AND ref = %s)",
+                (workspace, ref),
+            ).fetchone()
+        return bool(_first(row))
+
+    def files(self, workspace: str, ref: str) -> list[StoredFile]:
+        """The files of `ref`, by path (in code point order)."""
+        with (
+            self._errors(f"listing the files of ref {ref!r} of workspace {workspace!r}"),
+            self._connection() as conn,
+        ):
+            rows = conn.execute(
+                "SELECT path, lines, size FROM docs_ref_files WHERE workspace = %s AND ref = %s "
+                'ORDER BY path COLLATE "C"',
+                (workspace, ref),
+            ).fetchall()
+        return [StoredFile(str(path), int(lines), int(size)) for path, lines, size in rows]
+
+    def file_text(self, workspace: str, ref: str, path: str) -> str | None:
+        """The text of file `path` of `ref`, exactly as it was written; None when `ref` has no
+        such file."""
+        with (
+            self._errors(f"reading {path!r} of ref {ref!r} of workspace {workspace!r}"),
+            self._connection() as conn,
+        ):
+            row = conn.execute(
+                "SELECT t.text FROM docs_ref_files f JOIN docs_file_texts t "
+                "ON t.text_hash = f.text_hash "
+                "WHERE f.workspace = %s AND f.ref = %s AND f.path = %s",
+                (workspace, ref, path),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
     def ref_counts(self, workspace: str) -> dict[str, int]:
         with (
             self._errors(f"counting the chunks of workspace {workspace!r}"),
@@ -489,51 +587,115 @@ class PostgresStore(PooledConnections):
             ).fetchall()
         return {str(h): _as_array(v) for h, v in rows}
 
-    def search(self, workspace: str, ref: str, vector: Vector, k: int) -> list[StoredHit]:
-        """The k chunks of `ref` nearest to `vector` by cosine similarity, nearest first.
+    def search(
+        self,
+        workspace: str,
+        ref: str,
+        vector: Vector,
+        k: int,
+        paths: Collection[str] | None = None,
+    ) -> list[StoredHit]:
+        """The k chunks of `ref` nearest to `vector` by cosine similarity, nearest first; with
+        `paths`, the k nearest of the chunks of those paths, scored as in a search of all.
 
         Raises:
             StoreError: the store cannot be read, holds no vectors, or `vector` has another width.
         """
         query = query_vector(vector, location=self.location, model_id=self.model_id, dim=self.dim)
-        if k < 1:
+        if k < 1 or (paths is not None and not paths):
             return []
-        params = {"workspace": workspace, "ref": ref, "vector": query, "k": k}
+        params: dict[str, Any] = {"workspace": workspace, "ref": ref, "vector": query, "k": k}
+        search, count, exact = SEARCH_SQL, COUNT_UP_TO_K_SQL, EXACT_SEARCH_SQL
+        if paths is not None:
+            params["paths"] = sorted(set(paths))
+            search, count = SEARCH_IN_PATHS_SQL, COUNT_UP_TO_K_IN_PATHS_SQL
+            exact = EXACT_SEARCH_IN_PATHS_SQL
         with (
             self._errors(f"searching ref {ref!r} of workspace {workspace!r} by vector"),
             self._connection() as conn,
         ):
-            rows = conn.execute(SEARCH_SQL, params).fetchall()
+            rows = conn.execute(search, params).fetchall()
             # pgvector 0.6 has no iterative index scans: the HNSW walk yields at most
             # hnsw.ef_search candidates from the whole table, and only then are other refs'
-            # rows filtered out. When other refs crowd the candidates (or k > ef_search), fewer
-            # than k rows come back although the ref holds more; then search the ref exactly.
+            # rows (and the ref's rows of other paths) filtered out. When those crowd the
+            # candidates (or k > ef_search), fewer than k rows come back although the ref (or
+            # the subset) holds more; then search the ref (or the subset) exactly.
             if len(rows) < k:
-                held = int(_first(conn.execute(COUNT_UP_TO_K_SQL, params).fetchone()))
+                held = int(_first(conn.execute(count, params).fetchone()))
                 if held > len(rows):
-                    rows = conn.execute(EXACT_SEARCH_SQL, params).fetchall()
+                    rows = conn.execute(exact, params).fetchall()
         hits = [StoredHit.from_columns(row[:6], row[6]) for row in rows]
         hits.sort(key=lambda h: (-h.score, h.path, h.chunk))
         return hits
 
-    def search_text(self, workspace: str, ref: str, query: str, k: int) -> list[StoredHit]:
-        """The k chunks of `ref` that best match any word of `query` (ts_rank), best first.
+    def search_text(
+        self,
+        workspace: str,
+        ref: str,
+        query: str,
+        k: int,
+        paths: Collection[str] | None = None,
+    ) -> list[StoredHit]:
+        """The k chunks of `ref` that best match any word of `query` (ts_rank), best first; with
+        `paths`, the k best of the chunks of those paths (a chunk's rank is its own either way).
 
         Raises:
             StoreError: the store cannot be read.
         """
         # PostgreSQL text cannot hold NUL; in a query it separates words like any space.
         text = query[:MAX_QUERY_CHARS].replace("\x00", " ")
-        if not text.strip() or k < 1:
+        if not text.strip() or k < 1 or (paths is not None and not paths):
             return []
+        params: dict[str, Any] = {"workspace": workspace, "ref": ref, "query": text, "k": k}
+        sql = TEXT_SEARCH_SQL
+        if paths is not None:
+            params["paths"] = sorted(set(paths))
+            sql = TEXT_SEARCH_IN_PATHS_SQL
         with (
             self._errors(f"searching ref {ref!r} of workspace {workspace!r} by text"),
             self._connection() as conn,
         ):
-            rows = conn.execute(
-                TEXT_SEARCH_SQL, {"workspace": workspace, "ref": ref, "query": text, "k": k}
-            ).fetchall()
+            rows = conn.execute(sql, params).fetchall()
         return [StoredHit.from_columns(row[:6], row[6]) for row in rows]
+
+
+# The refs of a workspace that a prune deletes: all but the kept and the pinned ones.
+_GONE = (
+    "workspace = %(workspace)s AND ref <> ALL(%(keep)s::text[]) AND ref NOT IN "
+    "(SELECT ref FROM docs_pins WHERE workspace = %(workspace)s AND expires_at > now())"
+)
+
+
+def _write_files(
+    cur: psycopg.Cursor[TupleRow], workspace: str, ref: str, batch: list[FileRow]
+) -> None:
+    """Write one batch of a ref's files, and the texts of theirs that are not stored yet; call
+    inside a replace, holding TEXTS_LOCK_KEY shared, so that no stored text goes meanwhile."""
+    texts = {f.text_hash: f.text for f in batch}
+    cur.execute(
+        "SELECT text_hash FROM docs_file_texts WHERE text_hash = ANY(%s::text[])", (list(texts),)
+    )
+    for (stored,) in cur.fetchall():
+        texts.pop(stored, None)
+    if texts:
+        # Another workspace's writer may store the same text meanwhile: one row stays.
+        cur.execute(
+            "INSERT INTO docs_file_texts (text_hash, text) "
+            "SELECT * FROM unnest(%s::text[], %s::text[]) ON CONFLICT (text_hash) DO NOTHING",
+            (list(texts), list(texts.values())),
+        )
+    cur.execute(
+        "INSERT INTO docs_ref_files (workspace, ref, path, text_hash, lines, size) "
+        "SELECT %s::text, %s::text, * FROM unnest(%s::text[], %s::text[], %s::int4[], %s::int8[])",
+        (
+            workspace,
+            ref,
+            [f.path for f in batch],
+            [f.text_hash for f in batch],
+            [f.lines for f in batch],
+            [len(f.text.encode()) for f in batch],
+        ),
+    )
 
 
 def _try_lock_until(conn: Connection, workspace: str, deadline: float) -> bool:

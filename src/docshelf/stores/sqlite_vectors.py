@@ -1,5 +1,6 @@
 """The SQLite store's vector search: each ref's matrix of float32 rows, loaded once and kept in
-memory, and an exact top k (through a float16 first pass for large refs).
+memory, and an exact top k (through a float16 first pass for large refs), of all its rows or of
+the rows of a set of paths (each row's path is kept beside it as a small integer).
 
 The ref's largest row id (ids are never reused) tells when its matrix changed, also when another
 process wrote it, so a stale matrix is never served.
@@ -10,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,16 +40,27 @@ RESCORE_STEP = 500
 
 Key = tuple[str, str]  # (workspace, ref)
 
+Positions = np.ndarray[Any, np.dtype[np.intp]]
+
 
 @dataclass(frozen=True, slots=True)
 class Matrix:
     token: int  # the ref's largest row id when loaded
     ids: np.ndarray[Any, np.dtype[np.int64]]
+    # Each row's path, as its number in `path_numbers` (the ref's paths, numbered from 0).
+    path_of_row: np.ndarray[Any, np.dtype[np.int32]]
+    path_numbers: Mapping[str, int]
     # float32 rows of a small ref; a large one keeps only `half`, a float16 torch tensor.
     vectors: Vector | None
     half: Any = None
     # The largest distance of a float16 row from its float32 original.
     half_error: float = 0.0
+
+    def rows_of(self, paths: Collection[str]) -> Positions:
+        """The positions, in the matrix, of the rows of these paths, in order."""
+        wanted = np.zeros(len(self.path_numbers), dtype=bool)
+        wanted[[self.path_numbers[p] for p in paths if p in self.path_numbers]] = True
+        return np.flatnonzero(wanted[self.path_of_row])
 
 
 class MatrixCache:
@@ -78,22 +90,28 @@ class MatrixCache:
             "SELECT max(id) FROM chunks WHERE workspace = ? AND ref = ?", key
         ).fetchone()
         if token is None:  # nothing indexed: not worth a place in the cache
-            return Matrix(-1, np.zeros(0, dtype=np.int64), np.zeros((0, dim), np.float32))
+            nothing = np.zeros(0, dtype=np.int64)
+            return Matrix(-1, nothing, nothing.astype(np.int32), {}, np.zeros((0, dim), np.float32))
         with self._lock:
             cached = self._matrices.get(key)
             if cached is not None and cached.token == token:
                 self._matrices.move_to_end(key)
                 return cached
         rows = conn.execute(
-            "SELECT id, embedding FROM chunks WHERE workspace = ? AND ref = ? ORDER BY id", key
+            "SELECT id, path, embedding FROM chunks WHERE workspace = ? AND ref = ? ORDER BY id",
+            key,
         ).fetchall()
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        blob = b"".join(r[1] for r in rows)
+        numbers: dict[str, int] = {}
+        path_of_row = np.fromiter(
+            (numbers.setdefault(r[1], len(numbers)) for r in rows), dtype=np.int32, count=len(rows)
+        )
+        blob = b"".join(r[2] for r in rows)
         vectors = np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), dim)
         if len(rows) >= self.half_precision_rows:
-            matrix = _half_matrix(int(token), ids, vectors)
+            matrix = _half_matrix(int(token), ids, path_of_row, numbers, vectors)
         else:
-            matrix = Matrix(int(token), ids, vectors)
+            matrix = Matrix(int(token), ids, path_of_row, numbers, vectors)
         with self._lock:
             self._matrices[key] = matrix
             self._matrices.move_to_end(key)
@@ -110,36 +128,53 @@ class MatrixCache:
             self._matrices.clear()
 
 
-def top_k(conn: sqlite3.Connection, matrix: Matrix, query: Vector, k: int) -> dict[int, float]:
+def top_k(
+    conn: sqlite3.Connection,
+    matrix: Matrix,
+    query: Vector,
+    k: int,
+    rows: Positions | None = None,
+) -> dict[int, float]:
     """The row ids of the k rows of `matrix` nearest to the unit `query`, with their exact
-    scores; call inside the read snapshot `matrix` was loaded in, with k >= 1."""
+    scores; of the rows at positions `rows` only (`Matrix.rows_of`) when given. Call inside the
+    read snapshot `matrix` was loaded in, with k >= 1.
+
+    The whole matrix is multiplied by the query either way, so a row scores exactly as it does
+    in a search of all rows; only the ranking is limited to `rows`.
+    """
     if matrix.vectors is None:
-        return _half_precision_top(conn, matrix, query, k)
-    n = len(matrix.ids)
+        return _half_precision_top(conn, matrix, query, k, rows)
     scores = matrix.vectors @ query
+    ids = matrix.ids
+    if rows is not None:
+        scores, ids = scores[rows], ids[rows]
+    n = len(ids)
     top = np.argpartition(scores, -k)[-k:] if k < n else np.arange(n)
-    return {int(matrix.ids[i]): float(scores[i]) for i in top}
+    return {int(ids[i]): float(scores[i]) for i in top}
 
 
 def _half_precision_top(
-    conn: sqlite3.Connection, matrix: Matrix, query: Vector, k: int
+    conn: sqlite3.Connection, matrix: Matrix, query: Vector, k: int, rows: Positions | None
 ) -> dict[int, float]:
-    """The exact top k of a large ref: float16 scores pick the candidates, float32 rows score
-    them."""
+    """The exact top k of a large ref (of its `rows` when given): float16 scores pick the
+    candidates, float32 rows score them."""
     import torch  # noqa: PLC0415 - only large refs need it; see HALF_PRECISION_MIN_ROWS
 
-    n = len(matrix.ids)
     query_half = query.astype(np.float16)
     approx = torch.mv(matrix.half, torch.from_numpy(query_half)).float().numpy()
+    ids = matrix.ids
+    if rows is not None:
+        approx, ids = approx[rows], ids[rows]
+    n = len(ids)
     # Every float16 score is within `margin` of the exact one, so a chunk of the exact top k
     # scores at least (k-th best float16 score - 2 * margin) in float16.
     query_error = float(np.linalg.norm(query.astype(np.float64) - query_half))
     margin = matrix.half_error + query_error * (1 + matrix.half_error) + ACCUMULATION_SLACK
     if k < n:
         kth = float(np.partition(approx, n - k)[n - k])
-        candidates = matrix.ids[approx >= kth - 2 * margin]
+        candidates = ids[approx >= kth - 2 * margin]
     else:
-        candidates = matrix.ids
+        candidates = ids
     exact: dict[int, float] = {}
     for i in range(0, len(candidates), RESCORE_STEP):
         part = [int(c) for c in candidates[i : i + RESCORE_STEP]]
@@ -152,9 +187,15 @@ def _half_precision_top(
     return dict(best)
 
 
-def _half_matrix(token: int, ids: np.ndarray[Any, np.dtype[np.int64]], vectors: Vector) -> Matrix:
+def _half_matrix(
+    token: int,
+    ids: np.ndarray[Any, np.dtype[np.int64]],
+    path_of_row: np.ndarray[Any, np.dtype[np.int32]],
+    path_numbers: Mapping[str, int],
+    vectors: Vector,
+) -> Matrix:
     import torch  # noqa: PLC0415 - see HALF_PRECISION_MIN_ROWS
 
     half = vectors.astype(np.float16)
     error = float(np.linalg.norm(vectors.astype(np.float64) - half, axis=1).max())
-    return Matrix(token, ids, None, torch.from_numpy(half), error)
+    return Matrix(token, ids, path_of_row, path_numbers, None, torch.from_numpy(half), error)
