@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from functools import partial
 from pathlib import Path
@@ -35,6 +36,9 @@ from tests.support.gitrepo import Repo
 from tests.support.serving import INITIALIZE, http_serve
 
 ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+# Syncing a commit on a busy two-core machine: generous, never tight.
+SYNC_TIMEOUT_SECONDS = 180.0
 
 CHECKOUT_V1 = "# Checkout\n\n## Owners\n\nCheckout is owned by the Payments team.\n"
 CHECKOUT_V2 = "# Checkout\n\nIntro line.\n\n## Owners\n\nCheckout is owned by Storefront.\n"
@@ -497,15 +501,18 @@ def test_docshelf_serve_http_with_two_sources_pins_each_workspace_from_the_url(
     one.write("docs/services/checkout.md", CHECKOUT_V2)
     one.commit("new owners")
     index_source(config, str(one.path))  # current moves on; the sessions pin the first
-    args = ["serve", str(one.path), str(other.path), "--store", location, "--embedder", "none"]
+    args = [
+        *("serve", str(one.path), str(other.path), "--store", location, "--embedder", "none"),
+        *("--sync-interval", "1"),
+    ]
     asked = {"path": "docs/services/checkout.md", "workspace": "shop"}
 
-    async def read(url: str, mode: str) -> CallToolResult:
+    async def read(url: str, mode: str, arguments: dict[str, Any] = asked) -> CallToolResult:
         async with (
             httpx2.AsyncClient() as http,
             Client(streamable_http_client(url, http_client=http), mode=mode) as connected,
         ):
-            return await connected.call_tool("docs_read", asked)
+            return await connected.call_tool("docs_read", arguments)
 
     with http_serve(args, tmp_path / "stderr.txt") as (url, _):
         pinned = {
@@ -515,6 +522,14 @@ def test_docshelf_serve_http_with_two_sources_pins_each_workspace_from_the_url(
         current = run(read, url, "legacy")
         bare = httpx.post(f"{url}?ref={first}", json=INITIALIZE, headers=ACCEPT)
         unknown = httpx.post(f"{url}?ref=nope={first}", json=INITIALIZE, headers=ACCEPT)
+        # The background sync indexes each workspace's new commits: here the second one's.
+        other.write("docs/invoices.md", "# Invoices\n\nInvoices are now sent weekly.\n")
+        synced = other.commit("weekly")
+        billing = {"path": "docs/invoices.md", "workspace": "billing"}
+        deadline = time.monotonic() + SYNC_TIMEOUT_SECONDS
+        while (latest := run(read, url, "legacy", billing)).structured_content["ref"] != synced:
+            assert time.monotonic() < deadline, (tmp_path / "stderr.txt").read_text()
+            time.sleep(0.5)
     for answer in pinned.values():
         assert answer.structured_content["ref"] == first
         assert answer.structured_content["text"] == CHECKOUT_V1.rstrip("\n")
@@ -522,3 +537,4 @@ def test_docshelf_serve_http_with_two_sources_pins_each_workspace_from_the_url(
     assert bare.status_code == 400
     assert "must name its workspace as NAME=REV" in bare.text
     assert unknown.status_code == 400
+    assert latest.structured_content["text"].endswith("Invoices are now sent weekly.")
