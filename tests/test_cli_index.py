@@ -134,7 +134,11 @@ def test_search_by_text_answers_from_the_current_ref(repo: Repo, tmp_path: Path)
     )
     hits = answer["hits"]
     assert hits[0]["path"] == "docs/runbooks/payments.md"
-    assert set(hits[0]) == {"path", "heading", "start_line", "end_line", "score", "content"}
+    assert set(hits[0]) == {
+        *("path", "heading", "start_line", "end_line", "score", "content"),
+        *("workspace", "ref"),
+    }
+    assert (hits[0]["workspace"], hits[0]["ref"]) == (answer["workspace"], repo.head())
 
 
 def test_the_real_model_indexes_a_repository_and_finds_the_passage_by_meaning(
