@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
+import random
 import sqlite3
 import subprocess
 import sys
@@ -18,8 +20,10 @@ import psycopg
 import pytest
 
 from docshelf.errors import ConfigError, StoreError
-from docshelf.rows import ChunkRow, Vector
+from docshelf.rows import ChunkRow, FileRow, StoredFile, StoredHit, Vector
 from docshelf.stores import SQLiteStore, is_postgres_url, open_store
+from docshelf.stores import postgres as postgres_module
+from docshelf.stores import sqlite as sqlite_module
 from docshelf.stores.migrations import migrations
 from docshelf.stores.postgres import PostgresStore
 from docshelf.stores.postgres_errors import without_password
@@ -976,3 +980,403 @@ def test_the_workspace_lock_of_a_killed_process_is_released(store: Store, locati
         holder.kill()
         holder.wait()
     lock_once(store, "ws", 10)
+
+
+# -- file texts ---------------------------------------------------------------------------------
+
+
+def file_row(path: str, text: str) -> FileRow:
+    return FileRow(path, text, hashlib.sha256(text.encode()).hexdigest(), len(text.splitlines()))
+
+
+def files_of(n: int, *, changed: int | None = None, prefix: str = "docs") -> list[FileRow]:
+    """n files; file `changed` (if any) with another text than the same file has by default."""
+    return [
+        file_row(f"{prefix}/{i:03d}.md", f"# File {i}\n\nText of file {i}.\n" + "x" * i)
+        if i != changed
+        else file_row(f"{prefix}/{i:03d}.md", f"# File {i}, changed\n")
+        for i in range(n)
+    ]
+
+
+def stored_texts(location: str) -> int:
+    """How many texts the store holds, by a query of its own table."""
+    if is_postgres_url(location):
+        with psycopg.connect(location) as conn:
+            row = conn.execute("SELECT count(*) FROM docs_file_texts").fetchone()
+        assert row is not None
+        return int(row[0])
+    with sqlite3.connect(location) as raw:
+        (count,) = raw.execute("SELECT count(*) FROM file_texts").fetchone()
+    raw.close()
+    return int(count)
+
+
+def snapshot(store: Store, workspace: str, ref: str) -> tuple[Any, ...]:
+    """Everything a ref holds: its chunks (by text search and count), its files and texts."""
+    listed = store.files(workspace, ref)
+    return (
+        store.ref_counts(workspace).get(ref, 0),
+        sorted(
+            (h.path, h.chunk, h.content) for h in store.search_text(workspace, ref, "number", 500)
+        ),
+        listed,
+        [store.file_text(workspace, ref, f.path) for f in listed],
+        store.has_files(workspace, ref),
+    )
+
+
+EXACT_TEXTS = {
+    "docs/crlf.md": "first line\r\nsecond line\r\n\r\nlast, without an end of line",
+    "docs/bom.md": "\ufeff# Title after a byte order mark\n",
+    "docs/unicode.md": "# Ünïcödé ✓ 漢字\n\nAn emoji 😀 and a combining e\u0301.\n",
+    "docs/empty.md": "",
+    "docs/mixed.md": "a\rb\nc\r\n\u2028d  \t trailing  \n\n\n",
+}
+
+
+def test_files_are_written_with_the_chunks_and_read_back_exactly(location: str) -> None:
+    written = [file_row(path, text) for path, text in EXACT_TEXTS.items()]
+    with open_store(location, model_id=MODEL, dim=DIM) as s:
+        assert not s.has_files("ws", "r1")
+        assert s.files("ws", "r1") == []
+        s.replace_doc_chunks("ws", "r1", rows(3), written)
+        s.replace_doc_chunks("ws", "no-files", rows(2))  # as callers did before files were kept
+    with open_store(location, model_id=None, dim=None) as again:
+        assert again.has_files("ws", "r1")
+        assert again.files("ws", "r1") == sorted(
+            (StoredFile(f.path, f.lines, len(f.text.encode("utf-8"))) for f in written),
+            key=lambda f: f.path,
+        )
+        assert [f.path for f in again.files("ws", "r1")] == [
+            "docs/bom.md",
+            "docs/crlf.md",
+            "docs/empty.md",
+            "docs/mixed.md",
+            "docs/unicode.md",
+        ]
+        assert next(f for f in again.files("ws", "r1") if f.path == "docs/unicode.md").size == len(
+            EXACT_TEXTS["docs/unicode.md"].encode()
+        )
+        for path, text in EXACT_TEXTS.items():
+            assert again.file_text("ws", "r1", path) == text, path
+        assert again.file_text("ws", "r1", "docs/missing.md") is None
+        assert again.file_text("ws", "r2", "docs/crlf.md") is None
+        assert again.file_text("other", "r1", "docs/crlf.md") is None
+        assert not again.has_files("ws", "r2")
+        assert not again.has_files("other", "r1")
+        # A ref written without files has its chunks and no files.
+        assert again.ref_counts("ws") == {"no-files": 2, "r1": 3}
+        assert not again.has_files("ws", "no-files")
+        assert again.files("ws", "no-files") == []
+        # Writing the ref again without files leaves it without files.
+        again.replace_doc_chunks("ws", "r1", rows(3))
+        assert not again.has_files("ws", "r1")
+        assert again.file_text("ws", "r1", "docs/crlf.md") is None
+
+
+def test_a_files_list_sorts_by_code_point_and_holds_lines_and_sizes(store: Store) -> None:
+    names = ["b.md", "B.md", "a/z.md", "a-b.md", "a.md", "é.md", "Z.md", "_x.md"]
+    written = [file_row(name, f"{name}\n" * (i + 1)) for i, name in enumerate(names)]
+    store.replace_doc_chunks("ws", "r1", rows(1), reversed(written))
+    listed = store.files("ws", "r1")
+    assert [f.path for f in listed] == sorted(names)
+    for f in written:
+        assert StoredFile(f.path, f.lines, len(f.text.encode())) in listed
+    assert {f.path: f.lines for f in listed}["a.md"] == names.index("a.md") + 1
+
+
+def test_each_text_is_stored_once_across_refs_and_workspaces(store: Store, location: str) -> None:
+    s = store
+    s.replace_doc_chunks("ws", "r1", rows(2), files_of(100))
+    assert stored_texts(location) == 100
+    # The next commit changes one file: one text more.
+    s.replace_doc_chunks("ws", "r2", rows(2), files_of(100, changed=7))
+    assert stored_texts(location) == 101
+    # Another workspace with the same files, and one ref holding a text twice.
+    s.replace_doc_chunks("other", "r1", rows(2), files_of(100))
+    twice = [*files_of(3), file_row("copy.md", files_of(3)[1].text)]
+    s.replace_doc_chunks("other", "r2", rows(2), twice)
+    assert stored_texts(location) == 101
+    assert s.file_text("ws", "r1", "docs/007.md") == files_of(100)[7].text
+    assert s.file_text("ws", "r2", "docs/007.md") == "# File 7, changed\n"
+    assert s.file_text("other", "r2", "copy.md") == files_of(3)[1].text
+    assert len(s.files("ws", "r2")) == 100
+
+
+class FailingFiles:
+    """Files that raise part-way through, as a crash in the middle of a write would."""
+
+    def __init__(self, good: list[FileRow], fail_at: int) -> None:
+        self.good, self.fail_at = good, fail_at
+
+    def __iter__(self) -> Iterator[FileRow]:
+        for i, row in enumerate(self.good):
+            if i == self.fail_at:
+                raise RuntimeError("injected failure in the middle of the files")
+            yield row
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_write_whose_files_fail_midway_leaves_the_previous_chunks_and_files(
+    store: Store, location: str, existing: bool
+) -> None:
+    s = store
+    s.replace_doc_chunks("ws", "served", rows(4, text="served"), files_of(5, prefix="served"))
+    if existing:
+        s.replace_doc_chunks("ws", "r1", rows(10, text="old"), files_of(20))
+    before = snapshot(s, "ws", "r1")
+    texts_before = stored_texts(location)
+    new_files = files_of(1200, changed=3, prefix="new")  # past a batch of the writes
+    with pytest.raises(RuntimeError, match="injected"):
+        s.replace_doc_chunks(
+            "ws", "r1", rows(30, seed=2, text="new"), FailingFiles(new_files, 1100)
+        )
+    assert snapshot(s, "ws", "r1") == before
+    assert s.has_files("ws", "r1") is existing
+    assert stored_texts(location) == texts_before
+    assert s.file_text("ws", "r1", "new/000.md") is None
+    # The store still takes writes afterwards.
+    s.replace_doc_chunks("ws", "r1", rows(3, text="again"), files_of(2))
+    assert [f.path for f in s.files("ws", "r1")] == ["docs/000.md", "docs/001.md"]
+
+
+def test_a_refused_chunk_or_a_path_given_twice_leaves_the_previous_chunks_and_files(
+    store: Store,
+) -> None:
+    s = store
+    s.replace_doc_chunks("ws", "r1", rows(4, text="old"), files_of(10))
+    before = snapshot(s, "ws", "r1")
+    bad = rows(6, seed=3, text="new")
+    bad[4] = ChunkRow("x.md", 4, "X", "wide", 1, 1, "w", unit(1, dim=DIM * 2))
+    with pytest.raises(StoreError, match="32"):
+        s.replace_doc_chunks("ws", "r1", bad, files_of(10, changed=2, prefix="new"))
+    assert snapshot(s, "ws", "r1") == before
+    twice = [*files_of(3, prefix="new"), file_row("new/001.md", "again")]
+    with pytest.raises(StoreError):
+        s.replace_doc_chunks("ws", "r1", rows(2, seed=4, text="new"), twice)
+    assert snapshot(s, "ws", "r1") == before
+
+
+def test_prune_removes_the_files_of_gone_refs_and_the_texts_no_ref_holds(
+    store: Store, location: str
+) -> None:
+    s = store
+    shared, only_r1, only_r2 = (
+        file_row("s.md", "shared"),
+        file_row("a.md", "r1's"),
+        file_row("b.md", "r2's"),
+    )
+    s.replace_doc_chunks("ws", "r1", rows(2), [shared, only_r1])
+    s.replace_doc_chunks("ws", "r2", rows(2), [shared, only_r2])
+    s.replace_doc_chunks("other", "r1", rows(2), [only_r1])
+    # A ref whose files are all empty has files and no chunks: a prune deletes it too.
+    s.replace_doc_chunks("ws", "blank", [], [file_row("blank.md", "")])
+    assert stored_texts(location) == 4
+    assert s.prune("ws", ["r2"]) == 2
+    assert not s.has_files("ws", "r1")
+    assert not s.has_files("ws", "blank")
+    assert s.files("ws", "r1") == []
+    assert s.file_text("ws", "r1", "a.md") is None
+    # r1's text is still another workspace's; the blank text was only the pruned ref's.
+    assert stored_texts(location) == 3
+    assert s.file_text("other", "r1", "a.md") == "r1's"
+    assert s.file_text("ws", "r2", "s.md") == "shared"
+    # A text that a replace of a ref left behind goes at the next prune.
+    s.replace_doc_chunks("ws", "r2", rows(2), [shared, file_row("b.md", "r2's, changed")])
+    assert stored_texts(location) == 4
+    assert s.prune("ws", ["r2"]) == 0
+    assert stored_texts(location) == 3
+    assert s.file_text("ws", "r2", "b.md") == "r2's, changed"
+    assert s.prune("other", []) == 1
+    assert stored_texts(location) == 2
+    assert s.prune("ws", []) == 1
+    assert stored_texts(location) == 0
+    assert s.workspaces() == []
+
+
+def test_a_pinned_ref_keeps_its_files_through_a_prune(store: Store, location: str) -> None:
+    s = store
+    s.replace_doc_chunks("ws", "r1", rows(2), files_of(3))
+    pin = s.add_pin("ws", "r1", "serve", LONG_LEASE)
+    assert s.prune("ws", []) == 0
+    assert len(s.files("ws", "r1")) == 3
+    assert stored_texts(location) == 3
+    s.remove_pin(pin)
+    assert s.prune("ws", []) == 1
+    assert stored_texts(location) == 0
+
+
+def write_raw_chunks(location: str, ref: str, written: list[ChunkRow]) -> None:
+    """Write chunks of workspace "ws" straight into the store's table, as an older docshelf did."""
+    values = [
+        (
+            "ws",
+            ref,
+            *row.columns(),
+            None if row.embedding is None else row.embedding.astype("<f4").tobytes(),
+        )
+        for row in written
+    ]
+    columns = "workspace, ref, path, chunk, heading, content, start_line, end_line, content_hash"
+    if is_postgres_url(location):
+        with psycopg.connect(location) as conn, conn.cursor() as cur:
+            cur.executemany(
+                f"INSERT INTO docs_chunks ({columns}, embedding) VALUES "
+                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::text::vector)",
+                [
+                    (*v[:-1], str(np.frombuffer(v[-1], dtype="<f4").tolist()))
+                    for v in values
+                    if v[-1] is not None
+                ],
+            )
+        return
+    with sqlite3.connect(location) as raw:
+        raw.executemany(
+            f"INSERT INTO chunks ({columns}, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            values,
+        )
+    raw.close()
+
+
+def test_a_store_of_schema_4_is_upgraded_and_its_refs_have_chunks_but_no_files(
+    location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A store made by the code before file texts, which knew the first four migrations.
+    for module in (sqlite_module, postgres_module):
+        monkeypatch.setattr(module, "migrations", lambda store: migrations(store)[:4])
+    open_store(location, model_id=MODEL, dim=DIM).close()
+    monkeypatch.undo()
+    write_raw_chunks(location, "r1", rows(3))
+    with open_store(location, model_id=None, dim=None) as new:
+        assert new.ref_counts("ws") == {"r1": 3}
+        assert new.has_chunks("ws", "r1")
+        assert not new.has_files("ws", "r1")
+        assert new.files("ws", "r1") == []
+        assert new.file_text("ws", "r1", "docs/a.md") is None
+        assert len(new.search("ws", "r1", unit(1), 5)) == 3
+        assert len(new.search("ws", "r1", unit(1), 5, paths=["docs/a.md"])) == 3
+        assert len(new.search_text("ws", "r1", "chunk", 5, paths=["docs/a.md"])) == 3
+        new.replace_doc_chunks("ws", "r2", rows(3), files_of(2))
+        assert new.has_files("ws", "r2")
+        assert new.prune("ws", ["r2"]) == 1
+    assert stored_texts(location) == 2
+    folder = "postgresql" if is_postgres_url(location) else "sqlite"
+    assert [v for v, _, _ in migrations(folder)][-1] == 5
+
+
+# -- searches over a set of paths ---------------------------------------------------------------
+
+WORDS = ["alpha", "beta", "gamma", "delta", "timeout", "payment", "owner", "deploy", "retry"]
+
+
+def corpus(paths: list[str], per_path: int, *, seed: int = 0) -> list[ChunkRow]:
+    """Chunks of random words and random vectors, `per_path` of each path: no two score alike."""
+    rng = random.Random(seed)
+    return [
+        ChunkRow(
+            path,
+            i,
+            " ".join(rng.choices(WORDS, k=2)),
+            " ".join(rng.choices(WORDS, k=rng.randint(3, 40))) + f" number {n}",
+            i * 3 + 1,
+            i * 3 + 2,
+            f"{seed}-{n}",
+            unit(seed * 100_000 + n),
+        )
+        for n, (path, i) in enumerate((p, i) for p in paths for i in range(per_path))
+    ]
+
+
+def key(hits: list[StoredHit]) -> list[tuple[str, int]]:
+    return [(h.path, h.chunk) for h in hits]
+
+
+PATHS = [f"docs/{name}.md" for name in ["a", "b", "c", "d", "e", "f"]]
+
+
+@pytest.mark.parametrize("kind", ["vector", "text"])
+def test_a_search_over_a_set_of_paths_returns_the_k_best_of_that_subset_as_scored_unfiltered(
+    store: Store, kind: str
+) -> None:
+    s = store
+    s.replace_doc_chunks("ws", "r1", corpus(PATHS, 15))
+    # Another ref and another workspace with the same paths: none of their chunks come back.
+    s.replace_doc_chunks("ws", "r2", corpus(PATHS, 15, seed=1))
+    s.replace_doc_chunks("other", "r1", corpus(PATHS, 15, seed=2))
+
+    def run(k: int, paths: list[str] | set[str] | None = None) -> list[StoredHit]:
+        if kind == "vector":
+            return s.search("ws", "r1", unit(123), k, paths=paths)
+        return s.search_text("ws", "r1", "timeout payment retry", k, paths=paths)
+
+    everything = run(1000)
+    assert len(everything) == (90 if kind == "vector" else len(everything)) > 60
+    score = {(h.path, h.chunk): h.score for h in everything}
+    for subset in [{"docs/b.md", "docs/e.md"}, {"docs/f.md"}, set(PATHS[:5])]:
+        for k in (1, 5, 12):
+            want = [h for h in everything if h.path in subset][:k]
+            got = run(k, subset)
+            assert key(got) == key(want), (subset, k)
+            assert [h.score for h in got] == pytest.approx([score[c] for c in key(got)], abs=1e-6)
+            assert got == want
+    # Fewer chunks in the subset than k: all of them, best first.
+    few = run(50, ["docs/c.md"])
+    assert key(few) == [c for c in key(everything) if c[0] == "docs/c.md"]
+    assert len(few) == (15 if kind == "vector" else len(few)) > 5
+    # Duplicates and paths the ref does not hold change nothing; an empty set finds nothing.
+    many = [f"docs/other/{i}.md" for i in range(5000)]
+    assert run(5, [*many, "docs/d.md", "docs/d.md"]) == run(5, {"docs/d.md"})
+    assert run(5, many) == []
+    assert run(5, []) == []
+    assert run(5, set()) == []
+    assert run(5, PATHS) == run(5)
+
+
+def test_a_subset_far_from_the_query_still_returns_k_hits(store: Store) -> None:
+    # The subset's chunks lie on the other side of the sphere: none of them are among the
+    # candidates an HNSW walk from the query sees first, so on PostgreSQL the index answer
+    # comes back short, and the subset is searched exactly.
+    query = unit(1)
+    rng = np.random.default_rng(0)
+
+    def around(target: Vector, n: int) -> list[Vector]:
+        vs = target + 0.3 * rng.standard_normal((n, DIM)).astype(np.float32) / math.sqrt(DIM)
+        return [(v / np.linalg.norm(v)).astype(np.float32) for v in vs]
+
+    near = around(query, 400)
+    far = around(-query, 400)
+    written = [
+        ChunkRow(path, i, "H", f"{path} {i}", 1, 1, f"{path}-{i}", v)
+        for path, vs in (("near.md", near), ("far.md", far))
+        for i, v in enumerate(vs)
+    ]
+    store.replace_doc_chunks("ws", "r1", written)
+    hits = store.search("ws", "r1", query, 5, paths={"far.md"})
+    exact = np.argsort(-(np.stack(far) @ query))[:5]
+    assert [(h.path, h.chunk) for h in hits] == [("far.md", int(i)) for i in exact]
+    assert [h.score for h in hits] == pytest.approx(
+        [float(far[int(i)] @ query) for i in exact], abs=1e-5
+    )
+    assert len(store.search("ws", "r1", query, 60, paths=["far.md"])) == 60
+
+
+def test_equal_scores_in_a_set_of_paths_are_ordered_by_path_then_chunk(store: Store) -> None:
+    same = [
+        ChunkRow(f"docs/{99 - i:02d}.md", c, "Same", "the same words", 1, 2, f"h{i}", unit(5))
+        for i in range(60)
+        for c in (1, 0)
+    ]
+    store.replace_doc_chunks("ws", "ties", same)
+    subset = {f"docs/{n:02d}.md" for n in range(40, 100, 3)}  # 40, 43, ..., 97
+    want = [("docs/40.md", 0), ("docs/40.md", 1), ("docs/43.md", 0), ("docs/43.md", 1)]
+    want.append(("docs/46.md", 0))
+    assert key(store.search_text("ws", "ties", "same words", 5, paths=subset)) == want
+    # Equal vectors: which of them an HNSW walk (PostgreSQL) meets first is the index's choice, as
+    # in a search of the whole ref; those that come back are of the subset, in that order.
+    by_vector = key(store.search("ws", "ties", unit(5), 5, paths=subset))
+    assert len(by_vector) == 5
+    assert by_vector == sorted(by_vector)
+    assert {path for path, _ in by_vector} <= subset
+    if isinstance(store, SQLiteStore):
+        assert by_vector == want

@@ -5,6 +5,7 @@ The behaviour both stores share is in test_contract.py; these tests look inside 
 
 from __future__ import annotations
 
+import hashlib
 import socket
 import threading
 import time
@@ -19,17 +20,21 @@ from psycopg.rows import TupleRow
 
 from docshelf.config import DEFAULT_EF_SEARCH
 from docshelf.errors import ConfigError, StoreError
-from docshelf.rows import ChunkRow, Vector
+from docshelf.rows import ChunkRow, FileRow, Vector
 from docshelf.stores import postgres as postgres_module
 from docshelf.stores.migrations import migrations
 from docshelf.stores.postgres import (
+    EXACT_SEARCH_IN_PATHS_SQL,
     EXACT_SEARCH_SQL,
     INDEXING_LOCK_SEED,
     PINS_LOCK_SEED,
+    SEARCH_IN_PATHS_SQL,
     SEARCH_SQL,
+    TEXTS_LOCK_KEY,
     PostgresStore,
 )
 from docshelf.stores.postgres_errors import without_password
+from tests.stores.test_contract import write_raw_chunks
 
 MODEL = "test-model"
 DIM = 64
@@ -390,9 +395,10 @@ def test_a_store_of_schema_1_is_upgraded_on_open_and_keeps_its_rows(
     # The code before pins: it knew the first migration only.
     monkeypatch.setattr(postgres_module, "migrations", lambda store: migrations(store)[:1])
     with PostgresStore.open(postgres_url, model_id=MODEL, dim=DIM) as old:
-        old.replace_doc_chunks("ws", "r1", chunk_rows([unit(i) for i in range(3)]))
-        old.replace_doc_chunks("ws", "r2", chunk_rows([unit(i) for i in range(2)]))
         old.set_current("ws", "r2")
+    # Its rows, as it wrote them (this docshelf's writes need the tables of file texts).
+    write_raw_chunks(postgres_url, "r1", chunk_rows([unit(i) for i in range(3)]))
+    write_raw_chunks(postgres_url, "r2", chunk_rows([unit(i) for i in range(2)]))
     assert sql.execute("SELECT version FROM docs_schema_migrations").fetchall() == [(1,)]
     assert sql.execute("SELECT to_regclass('docs_pins')").fetchone() == (None,)
     monkeypatch.undo()
@@ -406,7 +412,7 @@ def test_a_store_of_schema_1_is_upgraded_on_open_and_keeps_its_rows(
         # The text vector was recomputed with the path: its words find the old rows.
         assert len(new.search_text("ws", "r1", "a.md", 5)) == 3
     versions = sql.execute("SELECT version FROM docs_schema_migrations ORDER BY 1").fetchall()
-    assert versions == [(1,), (2,), (3,), (4,)]
+    assert versions == [(1,), (2,), (3,), (4,), (5,)]
 
 
 def test_pins_expire_by_the_servers_clock_and_prune_deletes_expired_rows_of_its_workspace(
@@ -495,6 +501,112 @@ def test_the_server_drops_the_workspace_lock_when_its_session_dies(
     # Leaving the lock of the dead session raised nothing, and the store goes on working.
     with store.workspace_lock("ws", 5):
         assert store.pinned_refs("ws") == set()
+
+
+def test_a_subset_crowded_out_of_the_hnsw_candidates_is_searched_exactly(
+    store: PostgresStore, sql: psycopg.Connection[TupleRow]
+) -> None:
+    # One ref, two paths of one size: a.md's chunks around the query, b.md's on the other side
+    # of the sphere. The planner walks the HNSW index for the subset b.md, and every candidate
+    # of the walk is one of a.md's.
+    query = unit(1)
+    near_rows = chunk_rows([near(query, i, 0.3) for i in range(500)])
+    far = [near(-query, 1000 + i, 0.3) for i in range(500)]
+    store.replace_doc_chunks("ws", "r", [*near_rows, *chunk_rows(far, text="far", path="b.md")])
+    sql.execute("ANALYZE docs_chunks")
+    params = {"workspace": "ws", "ref": "r", "vector": query, "k": 5, "paths": ["b.md"]}
+    assert f"Index Scan using {HNSW_INDEX}" in explain(sql, SEARCH_IN_PATHS_SQL, params)
+    sql.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(store.ef_search),))
+    assert len(sql.execute(SEARCH_IN_PATHS_SQL, params).fetchall()) < 5
+    hits = store.search("ws", "r", query, 5, paths=["b.md"])
+    exact = np.argsort(-(np.stack(far) @ query))[:5]
+    assert [(h.path, h.chunk) for h in hits] == [("b.md", int(i)) for i in exact]
+
+
+def test_the_exact_search_of_a_subset_reads_only_its_rows_through_the_path_index(
+    store: PostgresStore, sql: psycopg.Connection[TupleRow]
+) -> None:
+    store.replace_doc_chunks(
+        "ws",
+        "r",
+        [
+            row
+            for p in range(50)
+            for row in chunk_rows([unit(i) for i in range(40)], path=f"{p}.md")
+        ],
+    )
+    sql.execute("ANALYZE docs_chunks")
+    params = {"workspace": "ws", "ref": "r", "vector": unit(1), "k": 5, "paths": ["7.md"]}
+    plan = explain(sql, EXACT_SEARCH_IN_PATHS_SQL, params)
+    assert "docs_chunks_workspace_ref_path" in plan
+    indexes = sql.execute(
+        "SELECT indexname FROM pg_indexes WHERE tablename = 'docs_chunks' ORDER BY 1"
+    ).fetchall()
+    # The path index serves the lookups of a whole ref too: the (workspace, ref) one is gone.
+    assert ("docs_chunks_workspace_ref",) not in indexes
+
+
+def file_row(path: str, text: str) -> FileRow:
+    return FileRow(path, text, hashlib.sha256(text.encode()).hexdigest(), text.count("\n"))
+
+
+def test_a_prune_leaves_the_texts_a_write_under_way_may_count_on(
+    store: PostgresStore,
+    postgres_url: str,
+    sql: psycopg.Connection[TupleRow],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The text of "shared.md" is stored for an old ref of workspace "a". A write of workspace
+    # "b" finds it stored, so it does not send it, and references it; before that write commits,
+    # a prune of "a" deletes the old ref, after which no committed row references the text.
+    monkeypatch.setattr(postgres_module, "FILE_BATCH", 1)
+    shared = file_row("shared.md", "shared text\n")
+    store.replace_doc_chunks("a", "old", chunk_rows([unit(1)]), [shared, file_row("x.md", "x")])
+    referenced = threading.Event()
+    pruned = threading.Event()
+
+    def files() -> Iterator[FileRow]:
+        yield shared
+        referenced.set()  # the batch of shared.md is written once the next file is asked for
+        assert pruned.wait(30)
+        yield file_row("y.md", "y")
+
+    writer = threading.Thread(
+        target=store.replace_doc_chunks, args=("b", "new", chunk_rows([unit(2)]), files())
+    )
+    writer.start()
+    try:
+        assert referenced.wait(30)
+        with PostgresStore.open(postgres_url, model_id=None, dim=None) as pruner:
+            assert pruner.prune("a", []) == 1
+    finally:
+        pruned.set()
+        writer.join(30)
+    assert store.file_text("b", "new", "shared.md") == "shared text\n"
+    # The sweep was left for later: the orphan text of x.md is still stored, until a prune that
+    # no write overlaps.
+    texts = "SELECT count(*) FROM docs_file_texts"
+    assert sql.execute(texts).fetchone() == (3,)
+    assert store.prune("a", []) == 0
+    assert sql.execute(texts).fetchone() == (2,)
+    assert store.file_text("b", "new", "y.md") == "y"
+
+
+def test_writers_of_texts_hold_the_texts_lock_shared_and_a_prune_never_waits_for_it(
+    store: PostgresStore, postgres_url: str, sql: psycopg.Connection[TupleRow]
+) -> None:
+    store.replace_doc_chunks("ws", "old", chunk_rows([unit(1)]), [file_row("a.md", "a")])
+    with psycopg.connect(postgres_url) as writer:
+        writer.execute("SELECT pg_advisory_xact_lock_shared(%s)", (TEXTS_LOCK_KEY,))
+        # Another writer shares the lock; a prune does not wait, and leaves the sweep.
+        store.replace_doc_chunks("ws", "other", chunk_rows([unit(2)]), [file_row("b.md", "b")])
+        started = time.monotonic()
+        assert store.prune("ws", ["other"]) == 1
+        assert time.monotonic() - started < 5
+        assert sql.execute("SELECT count(*) FROM docs_file_texts").fetchone() == (2,)
+        writer.commit()
+    assert store.prune("ws", ["other"]) == 0
+    assert sql.execute("SELECT text FROM docs_file_texts").fetchall() == [("b",)]
 
 
 def _first(row: TupleRow | None) -> Any:

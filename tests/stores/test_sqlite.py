@@ -22,7 +22,7 @@ from docshelf.stores import sqlite as sqlite_module
 from docshelf.stores.migrations import migrations
 from docshelf.stores.sqlite import BM25_WEIGHTS, SQLiteStore, fts_query
 from docshelf.stores.sqlite_vectors import MATRIX_CACHE_REFS
-from tests.stores.test_contract import DIM, MODEL, rows, unit
+from tests.stores.test_contract import DIM, MODEL, rows, unit, write_raw_chunks
 
 
 @pytest.fixture
@@ -67,6 +67,7 @@ def test_migrations_are_recorded_in_a_version_table(store: SQLiteStore, path: Pa
         (2, "0002_pins.sql"),
         (3, "0003_fts_path.sql"),
         (4, "0004_selections.sql"),
+        (5, "0005_file_texts.sql"),
     ]
 
 
@@ -130,6 +131,30 @@ def test_a_large_ref_searched_in_float16_returns_the_exact_top_k(path: Path, spr
             assert all(h.score == pytest.approx(exact[h.chunk], abs=1e-6) for h in hits)
 
 
+def test_a_large_ref_searched_in_float16_over_a_set_of_paths_returns_that_subsets_exact_top_k(
+    path: Path,
+) -> None:
+    rng = np.random.default_rng(11)
+    vectors = rng.standard_normal((600, DIM))
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    written = [
+        ChunkRow(f"{i % 6}.md", i, "H", f"chunk {i}", 1, 1, f"h{i}", vectors[i]) for i in range(600)
+    ]
+    with SQLiteStore.open(path, model_id=MODEL, dim=DIM, half_precision_rows=100) as store:
+        store.replace_doc_chunks("ws", "big", written)
+        for seed in range(10):
+            query = unit(seed)
+            exact = vectors.astype(np.float64) @ query.astype(np.float64)
+            everything = store.search("ws", "big", query, 600)
+            for subset, k in [({"2.md"}, 10), ({"0.md", "5.md"}, 30), ({"4.md"}, 200)]:
+                hits = store.search("ws", "big", query, k, paths=subset)
+                assert store._matrices[("ws", "big")].vectors is None  # the float16 path ran
+                want = [h for h in everything if h.path in subset][:k]
+                assert hits == want
+                assert len(hits) == min(k, 100 * len(subset))
+                assert all(h.score == pytest.approx(exact[h.chunk], abs=1e-6) for h in hits)
+
+
 def test_a_small_ref_is_searched_in_float32_without_torch(store: SQLiteStore) -> None:
     store.replace_doc_chunks("ws", "r1", rows(5))
     store.search("ws", "r1", unit(1), 2)
@@ -142,9 +167,10 @@ def test_a_store_of_schema_1_is_upgraded_on_open_and_keeps_its_rows(
     # The code before pins: it knew the first migration only.
     monkeypatch.setattr(sqlite_module, "migrations", lambda store: migrations(store)[:1])
     with SQLiteStore.open(path, model_id=MODEL, dim=DIM) as old:
-        old.replace_doc_chunks("ws", "r1", rows(3))
-        old.replace_doc_chunks("ws", "r2", rows(2))
         old.set_current("ws", "r2")
+    # Its rows, as it wrote them (this docshelf's writes need the tables of file texts).
+    write_raw_chunks(str(path), "r1", rows(3))
+    write_raw_chunks(str(path), "r2", rows(2))
     with sqlite3.connect(path) as raw:
         assert raw.execute("SELECT version FROM schema_migrations").fetchall() == [(1,)]
         assert raw.execute("SELECT name FROM sqlite_master WHERE name = 'pins'").fetchall() == []
@@ -160,7 +186,7 @@ def test_a_store_of_schema_1_is_upgraded_on_open_and_keeps_its_rows(
         assert len(new.search_text("ws", "r1", "number", 5)) == 3
     with sqlite3.connect(path) as raw:
         versions = raw.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()
-    assert versions == [(1,), (2,), (3,), (4,)]
+    assert versions == [(1,), (2,), (3,), (4,), (5,)]
 
 
 def test_pins_expire_by_the_unix_clock_and_prune_deletes_expired_rows_of_its_workspace(
@@ -256,6 +282,25 @@ def test_text_search_breaks_ties_by_path_and_chunk_even_past_its_first_pass(
     got = [h.path for h in store.search_text("ws", "ties", "same words", 5)]
     assert got == ["docs/40.md", "docs/41.md", "docs/42.md", "docs/43.md", "docs/44.md"]
     store.close()
+
+
+def test_a_text_search_over_paths_leaves_the_row_ids_out_of_fts5s_constraints(
+    store: SQLiteStore,
+) -> None:
+    # Handed `rowid IN (...)`, FTS5 would run the MATCH once per row id, computing bm25's
+    # statistics each time: seconds for a few thousand rows. The subset comes from the path index.
+    store.replace_doc_chunks("ws", "r1", rows(3))
+    rank = f"bm25(chunks_fts, {', '.join(str(w) for w in BM25_WEIGHTS)})"
+    conn = store._connect()
+    plan = " | ".join(
+        str(row[3])
+        for row in conn.execute(
+            "EXPLAIN QUERY PLAN " + sqlite_module._TEXT_SEARCH_IN_PATHS_SQL.format(rank=rank),
+            ('"chunk"', "ws", "r1", '["docs/a.md"]', 5, 5),
+        )
+    )
+    assert "SCAN chunks_fts VIRTUAL TABLE INDEX 0:M" in plan, plan
+    assert "COVERING INDEX chunks_by_path (workspace=? AND ref=? AND path=?)" in plan, plan
 
 
 def _open_at(path: str, start: float, writer: bool) -> str:

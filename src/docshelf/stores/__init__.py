@@ -3,15 +3,28 @@
 Both stores offer the same methods and pass the same contract tests (tests/stores):
 
 - `has_chunks(workspace, ref)`: whether a ref is indexed; one EXISTS query, no embedding.
-- `replace_doc_chunks(workspace, ref, rows)`: all of a ref's rows in one transaction; a ref that
-  has any chunks has all of them, and a failure leaves what was there untouched.
-- `search(workspace, ref, vector, k)`: the k nearest chunks of one ref by cosine similarity
-  (score: the similarity, highest first).
-- `search_text(workspace, ref, query, k)`: the k best chunks of one ref by full-text rank (score:
-  higher is better; no hits when the query has no searchable word).
-- `prune(workspace, keep_refs)`: delete every ref of the workspace but `keep_refs` and the pinned
-  ones, and the workspace's expired pins; returns how many refs went. The pins are read in the
-  transaction that deletes, so a pin added before the prune began is never missed.
+- `replace_doc_chunks(workspace, ref, rows, files=())`: all of a ref's chunk rows and all of its
+  files (rows.FileRow: path, text, text_hash, lines) in one transaction; a ref that has any
+  chunks has all of them and all of its files, and a failure (a refused row, a path given twice,
+  an exception from either iterator) leaves the previous chunks and files untouched. A text is
+  stored once per text_hash, across refs and workspaces: a commit that changes one file adds one
+  text. A write without `files` leaves the ref without files.
+- `has_files(workspace, ref)`: whether the ref has files (a ref indexed before the stores kept
+  them has chunks only); `files(workspace, ref)`: its rows.StoredFile rows (path, lines, size in
+  UTF-8 bytes), by path in code point order; `file_text(workspace, ref, path)`: the file's text
+  exactly as written (line ends, a byte order mark), None when the ref has no such file.
+- `search(workspace, ref, vector, k, paths=None)`: the k nearest chunks of one ref by cosine
+  similarity (score: the similarity, highest first).
+- `search_text(workspace, ref, query, k, paths=None)`: the k best chunks of one ref by full-text
+  rank (score: higher is better; no hits when the query has no searchable word).
+- Either search with `paths` ranks only the chunks of those paths and returns the k best of that
+  subset (all of it when it holds fewer than k), each scored as an unfiltered search scores it;
+  an empty collection finds nothing. It may hold thousands of paths.
+- `prune(workspace, keep_refs)`: delete every ref of the workspace (its chunks and files) but
+  `keep_refs` and the pinned ones, and the workspace's expired pins; returns how many refs went.
+  Then the texts no ref of any workspace holds go (on PostgreSQL, at a prune that no write
+  overlaps: see TEXTS_LOCK_KEY). The pins are read in the transaction that deletes, so a pin
+  added before the prune began is never missed.
 - `add_pin(workspace, ref, holder, lease_seconds)` -> pin id; `renew_pins(ids, lease_seconds)` ->
   the ids still live; `remove_pin(id)`, idempotent; `pinned_refs(workspace)`: the refs with at
   least one live pin. A pin is a row with a lease (live while it has not expired), so every

@@ -8,8 +8,9 @@
 - Each indexed file's text is kept per ref, each distinct text once (file_texts, by its hash;
   ref_files lists each ref's files), written in the transaction of the ref's chunks.
 - A search limited to a set of paths ranks only their chunks, scored as in a search of the whole
-  ref: the vector search masks the cached matrix, the text search filters the rows it ranks by
-  a json_each() of the paths.
+  ref: the vector search masks the cached matrix, the text search ranks only the matches among
+  the subset's rows (found through the (workspace, ref, path) index, by a json_each() of the
+  paths).
 - Each thread has its own connection: sqlite3 connections must not be shared across threads.
 - Pins are rows whose lease is unix seconds from time.time(); a prune reads them inside its own
   IMMEDIATE transaction, which every other writer (add_pin among them) waits for.
@@ -88,9 +89,27 @@ _WORD = re.compile(r"\w+")
 # Files written per executemany of a replace: the texts of a batch are held in memory at once.
 FILE_BATCH = 500
 
-# A filter of a text search to a set of paths, given as one JSON array: one parameter, however
-# many paths (SQLite allows 32766), looked up in the ephemeral index SQLite builds for the IN.
-_IN_PATHS = " AND {column} IN (SELECT value FROM json_each(?))"
+# The text search over the chunks of a set of paths (MATCH, workspace, ref, paths, k, k).
+# - The paths come as one JSON array, one parameter however many there are (SQLite allows 32766
+#   parameters); the subset's row ids come from the (workspace, ref, path) index, and SQLite
+#   keeps them in an ephemeral index for the IN.
+# - The unary plus keeps `rowid IN` from being handed to FTS5 as a constraint: FTS5 would then
+#   run the MATCH once per row id, and compute bm25's statistics each time (seconds for a few
+#   thousand rows). As a plain filter, it leaves bm25 to the matches of the subset alone.
+# - The matches are materialised once; only those that score at least as well as the k-th best
+#   (ties included) are joined to their rows, to break ties by path and chunk.
+# So a subset costs the scan of the words' matches, bm25 of its own matches and a join of about
+# k rows: a few files' chunks are ranked in milliseconds, and a subset as large as the ref costs
+# about what the first pass of a search of the whole ref does.
+_TEXT_SEARCH_IN_PATHS_SQL = (
+    "WITH m AS MATERIALIZED (SELECT rowid AS id, {rank} AS score FROM chunks_fts "
+    "WHERE chunks_fts MATCH ? AND +rowid IN (SELECT id FROM chunks "
+    "WHERE workspace = ? AND ref = ? AND path IN (SELECT value FROM json_each(?)))), "
+    "cut AS (SELECT max(score) AS score FROM (SELECT score FROM m ORDER BY score LIMIT ?)) "
+    "SELECT c.path, c.chunk, c.heading, c.content, c.start_line, c.end_line, -m.score "
+    "FROM m JOIN chunks AS c ON c.id = m.id WHERE m.score <= (SELECT score FROM cut) "
+    "ORDER BY m.score, c.path, c.chunk LIMIT ?"
+)
 
 _SELECT_HIT = "SELECT id, path, chunk, heading, content, start_line, end_line FROM chunks"
 
@@ -572,29 +591,35 @@ class SQLiteStore:
         paths: Collection[str] | None = None,
     ) -> list[StoredHit]:
         """The k chunks of `ref` that best match the words of `query` (bm25), best first; with
-        `paths`, the k best of the chunks of those paths, scored as in a search of all (bm25's
-        statistics are the whole index's either way).
+        `paths`, the k best of the chunks of those paths, each scored as in a search of all
+        (bm25's statistics are the whole index's either way).
 
         The full-text index holds every ref; joining each match to its row to keep the ref's
         costs more than ranking them (35 against 11 ms for 12,700 matches of 19,347 chunks). So
         the best TEXT_PREFIX_PER_HIT * k matches of the whole index are joined first: when k of
-        them belong to the ref (and to `paths`), and the k-th does not tie the last of the
-        prefix, they are the k best, since every better one is in the prefix. Otherwise (other
-        refs or paths crowd the prefix) all matches are joined.
+        them belong to the ref, and the k-th does not tie the last of the prefix, they are the
+        ref's k best, since every better one of the ref is in the prefix. Otherwise (other refs
+        crowd the prefix) all matches are joined. A search over a set of paths goes the other
+        way round (_TEXT_SEARCH_IN_PATHS_SQL): it ranks only the matches among the subset's
+        rows, found first through the (workspace, ref, path) index.
         """
         match = fts_query(query)
         if match is None or k < 1 or (paths is not None and not paths):
             return []
         rank = f"bm25(chunks_fts, {', '.join(str(w) for w in BM25_WEIGHTS)})"
-        among: tuple[str, ...] = ()
-        if paths is not None:
-            among = (json.dumps(sorted(set(paths)), ensure_ascii=False),)
         prefix = TEXT_PREFIX_PER_HIT * k
         found: list[Any] = []
         complete = False
         with self._errors("searching the full-text index"), _snapshot(self._connect()):
             conn = self._connect()
-            if prefix <= MAX_TEXT_PREFIX:
+            if paths is not None:
+                among = json.dumps(sorted(set(paths)), ensure_ascii=False)
+                found = conn.execute(
+                    _TEXT_SEARCH_IN_PATHS_SQL.format(rank=rank),
+                    (match, workspace, ref, among, k, k),
+                ).fetchall()
+                complete = True
+            elif prefix <= MAX_TEXT_PREFIX:
                 best = conn.execute(
                     f"SELECT rowid, {rank} FROM chunks_fts WHERE chunks_fts MATCH ? "
                     f"ORDER BY {rank} LIMIT ?",
@@ -603,9 +628,8 @@ class SQLiteStore:
                 marks = ",".join("?" * len(best))
                 rows = conn.execute(
                     f"SELECT path, chunk, heading, content, start_line, end_line, id FROM chunks "
-                    f"WHERE id IN ({marks}) AND workspace = ? AND ref = ?"
-                    + (_IN_PATHS.format(column="path") if among else ""),
-                    (*(rowid for rowid, _ in best), workspace, ref, *among),
+                    f"WHERE id IN ({marks}) AND workspace = ? AND ref = ?",
+                    (*(rowid for rowid, _ in best), workspace, ref),
                 ).fetchall()
                 score = dict(best)
                 rows.sort(key=lambda r: (score[r[6]], r[0], r[1]))
@@ -617,10 +641,9 @@ class SQLiteStore:
                 found = conn.execute(
                     f"SELECT c.path, c.chunk, c.heading, c.content, c.start_line, c.end_line, "
                     f"-{rank} FROM chunks_fts JOIN chunks AS c ON c.id = chunks_fts.rowid "
-                    f"WHERE chunks_fts MATCH ? AND c.workspace = ? AND c.ref = ?"
-                    + (_IN_PATHS.format(column="c.path") if among else "")
-                    + f" ORDER BY {rank}, c.path, c.chunk LIMIT ?",
-                    (match, workspace, ref, *among, k),
+                    f"WHERE chunks_fts MATCH ? AND c.workspace = ? AND c.ref = ? "
+                    f"ORDER BY {rank}, c.path, c.chunk LIMIT ?",
+                    (match, workspace, ref, k),
                 ).fetchall()
         return [StoredHit.from_columns(row[:6], row[6]) for row in found]
 

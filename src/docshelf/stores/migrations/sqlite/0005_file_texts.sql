@@ -22,3 +22,8 @@ CREATE TABLE ref_files (
 );
 
 CREATE INDEX ref_files_by_hash ON ref_files (text_hash);
+
+-- A search may be limited to a set of paths: the text search finds the subset's row ids through
+-- this index (chunks_by_ref stays: the largest id of a ref, which names its vector matrix, is one
+-- step down it).
+CREATE INDEX chunks_by_path ON chunks (workspace, ref, path);
