@@ -101,8 +101,11 @@ FILE_BATCH = 500
 # So a subset costs the scan of the words' matches, bm25 of its own matches and a join of about
 # k rows: a few files' chunks are ranked in milliseconds, and a subset as large as the ref costs
 # about what the first pass of a search of the whole ref does.
+# bm25 with the column weights above, as every text search ranks.
+_BM25_RANK = f"bm25(chunks_fts, {', '.join(str(w) for w in BM25_WEIGHTS)})"
+
 _TEXT_SEARCH_IN_PATHS_SQL = (
-    "WITH m AS MATERIALIZED (SELECT rowid AS id, {rank} AS score FROM chunks_fts "
+    f"WITH m AS MATERIALIZED (SELECT rowid AS id, {_BM25_RANK} AS score FROM chunks_fts "
     "WHERE chunks_fts MATCH ? AND +rowid IN (SELECT id FROM chunks "
     "WHERE workspace = ? AND ref = ? AND path IN (SELECT value FROM json_each(?)))), "
     "cut AS (SELECT max(score) AS score FROM (SELECT score FROM m ORDER BY score LIMIT ?)) "
@@ -606,7 +609,7 @@ class SQLiteStore:
         match = fts_query(query)
         if match is None or k < 1 or (paths is not None and not paths):
             return []
-        rank = f"bm25(chunks_fts, {', '.join(str(w) for w in BM25_WEIGHTS)})"
+        rank = _BM25_RANK
         prefix = TEXT_PREFIX_PER_HIT * k
         found: list[Any] = []
         complete = False
@@ -615,7 +618,7 @@ class SQLiteStore:
             if paths is not None:
                 among = json.dumps(sorted(set(paths)), ensure_ascii=False)
                 found = conn.execute(
-                    _TEXT_SEARCH_IN_PATHS_SQL.format(rank=rank),
+                    _TEXT_SEARCH_IN_PATHS_SQL,
                     (match, workspace, ref, among, k, k),
                 ).fetchall()
                 complete = True
