@@ -216,42 +216,161 @@ def inspector(*args: str) -> Any:
     return json.loads(done.stdout)
 
 
-def check_inspector_answers(*target: str) -> None:
+PAYMENTS = "docs/runbooks/payments.md"
+
+
+def inspector_call(target: tuple[str, ...], tool: str, *arguments: str) -> Any:
+    """tools/call of `tool` with `--tool-arg` KEY=VALUE `arguments`. The Inspector sends a value
+    as a number where the tool's schema says integer or number (start_line=1 arrives as 1, which
+    the server takes; the string "1" it would refuse), else as the string given."""
+    tool_args = [part for argument in arguments for part in ("--tool-arg", argument)]
+    return inspector(*target, "--method", "tools/call", "--tool-name", tool, *tool_args)
+
+
+def check_inspector_answers(*target: str, commit: str) -> None:
+    """tools/list and each tool's answer (and refusal) through the Inspector, from `commit`."""
     listed = inspector(*target, "--method", "tools/list")
-    (tool,) = listed["tools"]
-    assert tool["name"] == "docs_search"
-    assert tool["inputSchema"]["properties"]["top_k"]["maximum"] == 20
-    called = inspector(
-        *target,
-        *("--method", "tools/call", "--tool-name", "docs_search"),
-        *("--tool-arg", "query=payment gateway timeout", "--tool-arg", "top_k=1"),
-    )
+    tools = {tool["name"]: tool for tool in listed["tools"]}
+    assert list(tools) == ["docs_search", "docs_read", "docs_outline"]
+    assert tools["docs_search"]["inputSchema"]["properties"]["top_k"]["maximum"] == 20
+    read_schema = tools["docs_read"]["inputSchema"]
+    assert read_schema["required"] == ["path"]
+    assert read_schema["properties"]["start_line"]["type"] == "integer"
+    assert set(read_schema["properties"]) == {"path", "start_line", "end_line"}
+    assert set(tools["docs_outline"]["inputSchema"]["properties"]) == {"path"}
+    for tool in tools.values():
+        assert tool["annotations"]["readOnlyHint"] is True
+        assert tool["inputSchema"]["additionalProperties"] is False
+        assert "workspace" not in tool["inputSchema"]["properties"]  # one workspace served
+    assert f"at commit {commit[:12]}" in tools["docs_read"]["description"]
+
+    called = inspector_call(target, "docs_search", "query=payment gateway timeout", "top_k=1")
     assert called.get("isError") is not True, called
     assert called["content"][0]["text"].startswith("1 excerpt for 'payment gateway timeout'")
-    assert called["structuredContent"]["hits"][0]["path"] == "docs/runbooks/payments.md"
-    refused = inspector(
-        *target,
-        *("--method", "tools/call", "--tool-name", "docs_search"),
-        *("--tool-arg", "query=timeout", "--tool-arg", "top_k=21"),
-    )
+    assert called["structuredContent"]["hits"][0]["path"] == PAYMENTS
+    assert called["structuredContent"]["ref"] == commit
+    refused = inspector_call(target, "docs_search", "query=timeout", "top_k=21")
     assert refused["isError"] is True
     assert "top_k must be a whole number from 1 to 20; got 21" in refused["content"][0]["text"]
 
+    read = inspector_call(target, "docs_read", f"path={PAYMENTS}", "start_line=1", "end_line=3")
+    assert read.get("isError") is not True, read
+    assert read["content"][0]["text"] == (
+        f"{PAYMENTS}, lines 1-3 of 5, at commit {commit[:12]}\n"
+        "1  # Payments runbook\n2  \n3  ## Timeout\n"
+    )
+    assert read["structuredContent"] == {
+        "workspace": read["structuredContent"]["workspace"],
+        "ref": commit,
+        "path": PAYMENTS,
+        "start_line": 1,
+        "end_line": 3,
+        "total_lines": 5,
+        "text": "# Payments runbook\n\n## Timeout",
+        "next_start_line": None,
+        "note": None,
+    }
+    hostile = inspector_call(target, "docs_read", "path=../../etc/passwd", "start_line=1")
+    assert hostile["isError"] is True
+    (block,) = hostile["content"]
+    assert block["text"] == (
+        "path must be a path relative to the repository, as the hits show it "
+        "(docs/runbooks/payments.md), without '..'; got '../../etc/passwd'"
+    )
+    assert "structuredContent" not in hostile
 
-def test_the_mcp_inspector_lists_and_calls_docs_search_over_stdio(
+    outline = inspector_call(target, "docs_outline")
+    assert outline.get("isError") is not True, outline
+    assert outline["content"][0]["text"] == (
+        f"The docs at commit {commit[:12]}: 2 files\n"
+        "docs/runbooks/payments.md (5 lines)\n  1-5 Payments runbook\n    3-5 Timeout\n"
+        "docs/services/checkout.md (5 lines)\n  1-5 Checkout\n    3-5 Owners\n"
+    )
+    structured = outline["structuredContent"]
+    assert (structured["ref"], structured["total_files"], structured["narrower"]) == (commit, 2, [])
+    assert [f["path"] for f in structured["files"]] == [PAYMENTS, "docs/services/checkout.md"]
+    assert structured["files"][0]["headings"] == [
+        {"depth": 1, "title": "Payments runbook", "start_line": 1, "end_line": 5},
+        {"depth": 2, "title": "Timeout", "start_line": 3, "end_line": 5},
+    ]
+
+
+def test_the_mcp_inspector_lists_and_calls_the_three_tools_over_stdio(
     repo: Repo, tmp_path: Path
 ) -> None:
     store = tmp_path / "store.sqlite3"
     index_without_model(repo, store)
-    check_inspector_answers(str(DOCSHELF), *serve_args(repo, store, "--embedder", "none"))
+    target = (str(DOCSHELF), *serve_args(repo, store, "--embedder", "none"))
+    check_inspector_answers(*target, commit=repo.head())
 
 
-def test_the_mcp_inspector_lists_and_calls_docs_search_over_http(
+def test_the_mcp_inspector_lists_and_calls_the_three_tools_over_http_and_pins_by_url(
     repo: Repo, tmp_path: Path
 ) -> None:
     store = tmp_path / "store.sqlite3"
+    first = repo.head()
+    index_without_model(repo, store)
+    with open_store(str(store), model_id=None, dim=None) as opened:  # keeps `first` unpruned
+        opened.add_pin(str(repo.path.resolve()), first, "test:1", 600)
+    repo.write("docs/services/checkout.md", "# Checkout\n\n## Owners\n\nThe Storefront team.\n")
+    second = repo.commit("new owners")
     index_without_model(repo, store)
     args = serve_args(repo, store, "--embedder", "none")
     with http_serve(args, tmp_path / "stderr.txt") as (url, _):
-        check_inspector_answers(url, "--transport", "http")
-        check_inspector_answers(f"{url}?ref={repo.head()}", "--transport", "http")
+        check_inspector_answers(url, "--transport", "http", commit=second)
+        # A session of /mcp?ref= reads and searches the pinned commit.
+        pinned = (f"{url}?ref={first}", "--transport", "http")
+        read = inspector_call(pinned, "docs_read", "path=docs/services/checkout.md")
+        held = repo.git("show", f"{first}:docs/services/checkout.md")
+        assert (read["structuredContent"]["ref"], read["structuredContent"]["text"]) == (
+            first,
+            held,
+        )
+        assert read["content"][0]["text"].startswith(
+            f"docs/services/checkout.md, lines 1-5 of 5, at commit {first[:12]}\n"
+        )
+        found = inspector_call(pinned, "docs_search", "query=owned by the Payments team")
+        assert found["structuredContent"]["ref"] == first
+        assert found["structuredContent"]["hits"][0]["path"] == "docs/services/checkout.md"
+
+
+def test_the_mcp_inspector_sees_two_workspaces_served_and_asks_each(tmp_path: Path) -> None:
+    shop = shop_repo(tmp_path)
+    billing = Repo(tmp_path / "billing")
+    billing.write("docs/billing.md", "# Billing\n\n## Invoices\n\nInvoices go out monthly.\n")
+    billing.write(PAYMENTS, "# Payments\n\nBilling's own payment runbook.\n")
+    billing.commit("docs")
+    store = tmp_path / "store.sqlite3"
+    index_without_model(shop, store)
+    index_without_model(billing, store)
+    target = (
+        str(DOCSHELF),
+        *("serve", str(shop.path), str(billing.path), "--store", str(store)),
+        *("--embedder", "none"),
+    )
+    listed = inspector(*target, "--method", "tools/list")
+    assert [tool["name"] for tool in listed["tools"]] == [
+        "docs_search",
+        "docs_read",
+        "docs_outline",
+    ]
+    for tool in listed["tools"]:
+        workspace = tool["inputSchema"]["properties"]["workspace"]
+        assert (workspace["type"], sorted(workspace["enum"])) == ("string", ["billing", "shop"])
+        assert "workspace" not in tool["inputSchema"].get("required", [])
+        assert (
+            "billing (at commit" in tool["description"] and "shop (at commit" in tool["description"]
+        )
+    found = inspector_call(target, "docs_search", "query=payment runbook", "workspace=billing")
+    assert found.get("isError") is not True, found
+    hits = found["structuredContent"]["hits"]
+    assert hits and {(h["workspace"], h["ref"]) for h in hits} == {("billing", billing.head())}
+    assert found["structuredContent"]["ref"] == billing.head()
+    read = inspector_call(target, "docs_read", f"path={PAYMENTS}", "workspace=shop")
+    assert read.get("isError") is not True, read
+    assert read["structuredContent"]["workspace"] == "shop"
+    assert read["structuredContent"]["ref"] == shop.head()
+    assert read["content"][0]["text"].startswith(f"{PAYMENTS} of workspace shop, lines 1-5 of 5")
+    unknown = inspector_call(target, "docs_search", "query=payment", "workspace=nobody")
+    assert unknown["isError"] is True
+    assert "workspace must be one of " in unknown["content"][0]["text"]
