@@ -244,6 +244,7 @@ def test_outline_json_has_each_file_s_headings_and_lines(indexed: tuple[Repo, st
         ],
         "narrower": [],
         "note": None,
+        "cut": False,
     }
     # Each heading's lines are the ones `read` gives for them.
     rollback = outline["files"][0]["headings"][2]
@@ -320,13 +321,6 @@ def test_with_two_workspaces_outline_shows_both_and_read_finds_the_one_holding_t
     assert "no workspace nobody in the store" in unknown
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="outline --workspace takes only the store's name: open_reader finds the workspace by "
-    "its shown name, but cli.outline hands the shown name on to Service.outline, whose one "
-    "workspace is labelled by the store's name ('workspace must be one of /tmp/.../shop; got "
-    "'shop''); read and search take it",
-)
 def test_outline_workspace_takes_the_shown_name_as_read_does(tmp_path: Path) -> None:
     store = str(tmp_path / "store.sqlite3")
     repo = shop(tmp_path / "shop")

@@ -445,11 +445,6 @@ def test_markdown_headings_are_those_outside_code_and_depths_start_at_1() -> Non
     assert file_toc("No heading at all.\n", "markdown") == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="toc.py reads depth and title back from the chunk's breadcrumb, joined by ' > ': a "
-    "title holding ' > ' is taken for two headings (depth 2, title 'Advanced')",
-)
 def test_a_heading_title_with_the_breadcrumb_separator_keeps_its_title_and_depth() -> None:
     text = "# Settings > Advanced\n\nx\n\n## Proxy\n\ny\n\n# Other\n\nz\n"
     assert file_toc(text, "markdown") == [
@@ -723,16 +718,10 @@ def test_one_huge_file_s_headings_are_cut_within_the_bounds() -> None:
     rendered = render_outline(DocsOutline("shop", COMMIT, None, shown, 2, narrower))
     assert rendered.startswith(f"The docs at commit {COMMIT[:12]}: 1 of 2 files\n")
     assert rendered.endswith(
-        "\n\n[cut at 200 lines or 16000 bytes; see less at once with path=docs/ref/ (1 files)]\n"
+        "\n\n[cut at 200 lines or 16000 bytes; see less at once with path=docs/ref/ (1 file)]\n"
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an outline cut inside its only file says so only through narrower folders, and "
-    "there are none: a file with 400 headings shows 199 of them as '1 file', with no cut note "
-    "(and nothing in the JSON either)",
-)
 @pytest.mark.parametrize("path", ["README.md", "docs/ref/huge.md"])
 def test_an_outline_cut_inside_its_only_file_says_it_was_cut(path: str) -> None:
     text = huge_page(400)
@@ -740,8 +729,15 @@ def test_an_outline_cut_inside_its_only_file_says_it_was_cut(path: str) -> None:
     shown, complete = outline_files(texts, ["markdown"])
     assert not complete
     narrower = narrower_paths([f for f, _ in texts], None)  # as Service.outline asks for them
-    rendered = render_outline(DocsOutline("shop", COMMIT, None, shown, 1, narrower))
+    rendered = render_outline(
+        DocsOutline("shop", COMMIT, None, shown, 1, narrower, cut=not complete)
+    )
     assert "[cut at" in rendered
+    last = shown[0].headings[-1].end_line
+    assert rendered.endswith(
+        f"[cut at 200 lines or 16000 bytes: the first headings of {path} only; read on from "
+        f"line {last + 1} with docs_read]\n"
+    )
 
 
 def test_an_outline_that_fits_is_whole() -> None:
@@ -803,12 +799,6 @@ def narrower_in_time(files: list[str], path: str) -> list[tuple[str, int]]:
         signal.signal(signal.SIGALRM, previous)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="narrower_paths never returns when path names a file (docs_outline or docshelf "
-    "outline of one file too long for one answer): the file does not start with 'PATH/', so "
-    "its first folder is appended to the base again and again",
-)
 def test_narrower_paths_of_a_file_ends_and_names_folders_that_hold_it() -> None:
     for path, count in narrower_in_time(["docs/ref/huge.md"], "docs/ref/huge.md"):
         assert "docs/ref/huge.md".startswith(path) and count == 1
@@ -848,7 +838,7 @@ def test_a_filter_that_keeps_nothing_is_refused_with_the_top_folders() -> None:
     message = no_such_path("docs/runbook/", INDEXED, "shop at commit 0123", prefix=True)
     assert message.startswith(
         "no indexed doc of shop at commit 0123 is under or matches 'docs/runbook/'. Its docs "
-        "are in . (1 files), docs/ (3 files), guides/ (1 files); the closest files are "
+        "are in . (1 file), docs/ (3 files), guides/ (1 file); the closest files are "
     )
     assert "docs/runbooks/refunds.md" in message
     assert no_such_path("x/", [], "shop at commit 0123", prefix=True) == (
@@ -926,12 +916,6 @@ def test_a_clone_url_s_password_never_becomes_a_label(url: str, label: str | Non
     assert label is None or labels[url] == label
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="short_names takes the user part of a URL without a path as its name: "
-    "https://s3cret:x-oauth-basic@github.com (a GitHub token's form) is labelled 's3cret', "
-    "https://user:s3cret:x@host 's3cret'",
-)
 @pytest.mark.parametrize(
     "url", ["https://s3cret:x-oauth-basic@github.com", "https://user:s3cret:x@host"]
 )

@@ -515,7 +515,7 @@ def outline(
         pins = service.resolve_all([rev]) if rev and not service.several else None
         if rev and service.several:
             raise click.UsageError("--ref with several workspaces needs --workspace")
-        found = service.outline(path, ref=pins, workspace=workspace)
+        found = service.outline(path, ref=pins)  # open_reader chose the workspace
     if as_json:
         _write(json.dumps(outline_data(found), ensure_ascii=False, indent=2) + "\n")
     elif isinstance(found, list):

@@ -86,7 +86,7 @@ def check_path(value: object, argument: str = "path") -> str:
     path = value
     while path.startswith("./"):
         path = path[2:]
-    if path.startswith("/") or re.match(r"[A-Za-z]:[\\/]", path) or path.startswith("~"):
+    if path.startswith(("/", "\\", "~")) or re.match(r"[A-Za-z]:[\\/]", path):
         raise ConfigError(f"{rule}, not an absolute path; got {shown(value)!r}")
     if any(part == ".." for part in re.split(r"[\\/]", path)):
         raise ConfigError(f"{rule}, without '..'; got {_clip(value)!r}")
@@ -165,7 +165,7 @@ def no_such_path(path: str, files: Sequence[StoredFile], where: str, *, prefix: 
         return f"{where} holds no indexed docs"
     closest = difflib.get_close_matches(path, paths, n=CLOSEST_PATHS, cutoff=0.4)
     if prefix:
-        folders = ", ".join(f"{p} ({n} files)" for p, n in top_folders(files)[:NARROWER_PATHS])
+        folders = ", ".join(f"{p} ({_files(n)})" for p, n in top_folders(files)[:NARROWER_PATHS])
         alike = f"; the closest files are {', '.join(closest)}" if closest else ""
         return (
             f"no indexed doc of {where} is under or matches {_clip(path)!r}. Its docs are in "
@@ -300,6 +300,7 @@ class DocsOutline:
     total_files: int
     narrower: list[tuple[str, int]] = field(default_factory=list)
     note: str | None = None
+    cut: bool = False
 
 
 def outline_files(
@@ -343,17 +344,24 @@ def narrower_paths(files: Sequence[StoredFile], path: str | None) -> list[tuple[
     what to name as `path` to see less. A level where one folder holds every file is stepped
     through (docs/ alone says nothing)."""
     base = "" if path is None or _GLOB_CHARS.search(path) else path.rstrip("/") + "/"
+    if base and not any(f.path.startswith(base) for f in files):
+        base = ""  # a file named as path, or a glob: folders from the top
     while True:
         counts: Counter[str] = Counter()
         for file in files:
-            rest = file.path[len(base) :] if file.path.startswith(base) else file.path
-            folder, slash, _ = rest.partition("/")
+            if not file.path.startswith(base):
+                continue
+            folder, slash, _ = file.path[len(base) :].partition("/")
             if slash:
                 counts[base + folder + "/"] += 1
         if len(counts) == 1 and next(iter(counts.values())) == len(files):
-            base = next(iter(counts))
+            base = next(iter(counts))  # one folder holds every file: one level down
             continue
         return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:NARROWER_PATHS]
+
+
+def _files(count: int) -> str:
+    return f"{count} file{'s' if count != 1 else ''}"
 
 
 def top_folders(files: Sequence[StoredFile]) -> list[tuple[str, int]]:
@@ -382,12 +390,18 @@ def render_outline(outline: DocsOutline, label: str | None = None) -> str:
     out.append(f"The docs{where}{under} at commit {outline.ref[:SHORT_REF]}: {count}")
     for file in outline.files:
         out.extend(_outline_file_lines(file))
-    if shown_count < outline.total_files or outline.narrower:
+    if outline.cut or shown_count < outline.total_files:
         out.append("")
         cut = f"[cut at {READ_MAX_LINES} lines or {READ_MAX_BYTES} bytes"
         if outline.narrower:
-            named = ", ".join(f"path={p} ({n} files)" for p, n in outline.narrower)
+            named = ", ".join(f"path={p} ({_files(n)})" for p, n in outline.narrower)
             out.append(f"{cut}; see less at once with {named}]")
+        elif shown_count == 1 and outline.total_files == 1:
+            last = outline.files[0].headings[-1].end_line if outline.files[0].headings else 0
+            out.append(
+                f"{cut}: the first headings of {outline.files[0].path} only; read on from line "
+                f"{last + 1} with docs_read]"
+            )
         else:
             out.append(f"{cut}; name one file as path to see all its headings]")
     return "\n".join(out) + "\n"
@@ -466,6 +480,7 @@ def outline_data(outline: DocsOutline | Sequence[WorkspaceOverview]) -> dict[str
         ],
         "narrower": [{"path": p, "files": n} for p, n in outline.narrower],
         "note": outline.note,
+        "cut": outline.cut,
     }
 
 

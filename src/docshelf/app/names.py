@@ -15,7 +15,9 @@ def short_names(names: Sequence[str]) -> dict[str, str]:
     def parts(name: str) -> list[str]:
         text = name.rstrip("/")
         if "://" in text:
-            text = text.split("://", 1)[1].split("/", 1)[-1]
+            authority, _, rest = text.split("://", 1)[1].partition("/")
+            # never the user or password; the host (without its port) when there is no path
+            text = rest or authority.rpartition("@")[2].split(":", 1)[0]
         text = text.split("?", 1)[0].split("#", 1)[0]
         if text.endswith(".git"):
             text = text[:-4]

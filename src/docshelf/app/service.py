@@ -466,6 +466,7 @@ class Service:
             len(kept),
             narrower,
             note,
+            cut=not complete,
         )
 
     def _holder(self, ref: Pins, holds: Callable[[list[StoredFile]], bool], path: str) -> Served:

@@ -43,15 +43,37 @@ def file_toc(text: str, kind: str) -> list[TocEntry]:
         return []
     total = len(text_lines(text))
     newlines = [m.start() for m in _NEWLINE.finditer(body)]
-    starts: list[tuple[int, str, int]] = []  # (crumb depth, title, 1-based line)
+    starts: list[tuple[int, str, int]] = []  # (depth, title, 1-based line)
+    # Each section's breadcrumb is its parent's, the separator and its title: the parent is the
+    # nearest open heading whose breadcrumb starts this one (a title may hold the separator
+    # itself). A title over every heading (front matter's) is the first section's breadcrumb.
+    top = sections[0].heading if sections else ""
+    stack: list[str] = (
+        [top]
+        if top
+        and all(
+            s.heading == top or s.heading.startswith(top + HEADING_SEPARATOR) for s in sections[1:]
+        )
+        else []
+    )
+    floor = len(stack)
     for section in sections[1:]:  # the first is what comes before the first heading
         crumb = section.heading
-        depth = crumb.count(HEADING_SEPARATOR) + 1 if crumb else 1
-        title = crumb.rsplit(HEADING_SEPARATOR, 1)[-1]
+        while len(stack) > floor and not (
+            crumb == stack[-1] or crumb.startswith(stack[-1] + HEADING_SEPARATOR)
+        ):
+            stack.pop()
+        parent = stack[-1] if stack else ""
+        if crumb == parent:  # a heading without a title keeps its parent's breadcrumb
+            title = ""
+        else:
+            title = crumb[len(parent) + len(HEADING_SEPARATOR) :] if parent else crumb
+        stack.append(crumb)
+        depth = len(stack) - floor
         starts.append((depth, title, bisect_right(newlines, section.start - 1) + 1))
     if not starts:
         return []
-    top = min(depth for depth, _, _ in starts)
+    least = min(depth for depth, _, _ in starts)
     entries = []
     for i, (depth, title, line) in enumerate(starts):
         end = total
@@ -59,7 +81,7 @@ def file_toc(text: str, kind: str) -> list[TocEntry]:
             if later_depth <= depth:
                 end = later_line - 1
                 break
-        entries.append(TocEntry(depth - top + 1, title, line, max(end, line)))
+        entries.append(TocEntry(depth - least + 1, title, line, max(end, line)))
     return entries
 
 

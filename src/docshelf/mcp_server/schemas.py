@@ -192,6 +192,10 @@ OUTLINE_OUTPUT_SCHEMA: dict[str, Any] = {
             },
         },
         "narrower": {"type": "array", "items": _FOLDER},
+        "cut": {
+            "type": "boolean",
+            "description": "Whether the outline was cut at the bound (see narrower).",
+        },
         "note": {"type": ["string", "null"]},
         "workspaces": {
             "type": "array",
