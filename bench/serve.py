@@ -1,27 +1,47 @@
-"""End-to-end latency of docs_search through `docshelf serve`, over stdio and over HTTP, and the
-server's resident memory.
+"""End-to-end latency of the MCP tools docs_search, docs_read and docs_outline through `docshelf
+serve`, over stdio and over HTTP, and the server's resident memory.
 
 Run it from the repository root with
 
-    .venv/bin/python bench/serve.py                 # 20k chunks, 200 calls per transport
+    .venv/bin/python bench/serve.py                 # 20k chunks, 200 calls per tool and transport
     .venv/bin/python bench/serve.py --chunks 20000 --calls 500 --transports http
+    .venv/bin/python bench/serve.py --tools read,outline --transports http
 
 Data: the chunks of the shared corpora (`../shared/data/corpora`), embedded with the packaged
 all-MiniLM-L6-v2 and cached exactly as bench/search.py does (the same cache, so a run after
-bench/search.py embeds nothing), replicated with small noise up to `--chunks` rows, written with
-one replace_doc_chunks into a fresh SQLite store and made current.
+bench/search.py embeds nothing), replicated with small noise up to `--chunks` rows (copy c > 0 of
+a chunk under the path `bench-copy-<c>/<path>`), written with one replace_doc_chunks into a fresh
+SQLite store and made current. The same call writes the store's file texts: every path a chunk
+row names gets the text of its corpus file (the copies' paths the text of the file they copy, so
+each distinct text is stored once), as the indexer writes them (`FileRow`: sha256 of the UTF-8
+text, its lines as the hits count them).
 
 Method: for each transport, `docshelf serve` (the installed console script) is started as an MCP
 client starts it, on that store, with the packaged model: over stdio by the SDK's stdio client,
-over HTTP with `--http` on a free loopback port and the SDK's streamable HTTP client. After
-WARM_UP_CALLS untimed calls (the first loads the model), each of `--calls` docs_search calls
-(top_k 5, the default hybrid ranking, queries of 2 to 5 words of the corpus's section titles,
-seeded) is timed alone on the client, from the request to the parsed result: the query's
-embedding on the CPU, both rankings, fusion and rendering, and the transport. p50/p99 are over
-those calls. The server's resident memory (VmRSS) and its peak (VmHWM) are read from /proc after
-the calls.
+over HTTP with `--http` on a free loopback port and the SDK's streamable HTTP client. One session
+then runs each kind of call of `--tools` in turn: WARM_UP_CALLS untimed calls (the first search
+loads the model), then `--calls` calls, each timed alone on the client, from the request to the
+parsed result (the server's work and the transport), and p50/p99 over those calls. The kinds,
+each list of arguments drawn with a fixed seed:
 
-The goal of the issue: p50 under 25 ms, the query's embedding on the CPU included.
+- search: docs_search, top_k 5, the default hybrid ranking, queries of 2 to 5 words of the
+  corpus's section titles: the query's embedding on the CPU, both rankings, fusion, rendering.
+- read, from the start: docs_read of a file drawn from the store's files, without lines (its
+  first 200 lines or 16,000 bytes, as the tool bounds an answer).
+- read, a hit's range: docs_read of the start_line..end_line of a chunk row drawn among those
+  that do not start a file (a hit-sized range in the middle of a file, as an agent reads around
+  a hit).
+- outline, all docs: docs_outline without path (every indexed file listed, the outline cut at
+  the bound, with the folders to narrow it by).
+- outline, a folder: docs_outline of a folder drawn from the folders of the store's files (every
+  folder equally likely, so mostly small leaf folders, sometimes a whole corpus copy).
+
+Every answer must not be an error; "answer bytes" is the mean UTF-8 size of its text. The
+server's resident memory (VmRSS) and its peak (VmHWM) are read from /proc after all the calls of
+a transport.
+
+The goal of the search issue: docs_search's p50 under 25 ms, the query's embedding on the CPU
+included.
 """
 
 from __future__ import annotations
@@ -37,6 +57,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +71,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import search as search_bench
 from docshelf.embedders import LocalEmbedder
+from docshelf.indexer import file_rows
 from docshelf.stores import open_store
+from docshelf.workspace import DocFile
 
 REPO = Path(__file__).resolve().parents[1]
 DOCSHELF = Path(sys.executable).with_name("docshelf")
@@ -70,21 +93,105 @@ GOAL_P50_MS = 25.0
 # How long a server may take to start listening (it imports the SDK, not the model).
 START_TIMEOUT_SECONDS = 60.0
 
+# How many argument lists of each kind are drawn (the calls cycle through them).
+DRAWS = 1000
+
+TOOLS = ("search", "read", "outline")
+
 WORKSPACE = "bench"
 REF = "0" * 40
 SEED = 20_261_130
 
+# Arguments of one call of a tool.
+Arguments = dict[str, Any]
 
-def build_store(path: Path, chunks: int, cache: Path) -> tuple[list[str], int]:
-    """A store of `chunks` rows of real embeddings made current; and the query phrases."""
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """One kind of call: the tool, what the rows call it, and the argument lists drawn."""
+
+    tool: str
+    name: str
+    arguments: list[Arguments]
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    kinds: list[Kind]
+    real_chunks: int
+    files: int  # paths with a file text in the store
+    texts: int  # distinct texts among them
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    kind: Kind
+    seconds: list[float]
+    answer_bytes: list[int]
+
+
+def corpus_texts(corpora: Path, paths: set[str]) -> dict[str, str]:
+    """The text of each corpus file that `paths` name, read as bench/search.py reads it."""
+    return {path: (corpora / path).read_bytes().decode("utf-8") for path in sorted(paths)}
+
+
+def folders_of(paths: Sequence[str]) -> list[str]:
+    """Every folder that holds one of `paths`, with its trailing slash, in order."""
+    folders: set[str] = set()
+    for path in paths:
+        parts = path.split("/")[:-1]
+        folders.update("/".join(parts[: n + 1]) + "/" for n in range(len(parts)))
+    return sorted(folders)
+
+
+def build_store(path: Path, chunks: int, cache: Path, tools: Sequence[str]) -> Workload:
+    """A store of `chunks` rows of real embeddings and the texts of their files, made current;
+    and the arguments of each kind of call."""
     embedder = LocalEmbedder()
-    corpus = search_bench.load_corpus(search_bench.DEFAULT_CORPORA, embedder, cache)
+    corpora = search_bench.DEFAULT_CORPORA
+    corpus = search_bench.load_corpus(corpora, embedder, cache)
     rng = np.random.default_rng(SEED)
     data = search_bench.replicate(corpus, chunks, rng)
+    originals = {c.path for c in corpus.chunks}
+    texts = corpus_texts(corpora, originals)
+    paths = sorted({row.path for row in data.rows})
+    docs = [
+        DocFile(p, texts[p.split("/", 1)[1] if p.startswith("bench-copy-") else p], "markdown")
+        for p in paths
+    ]
+    files = file_rows(docs)
     with open_store(str(path), model_id=embedder.model_id, dim=embedder.dim) as store:
-        store.replace_doc_chunks(WORKSPACE, REF, data.rows)
+        store.replace_doc_chunks(WORKSPACE, REF, data.rows, files)
         store.set_current(WORKSPACE, REF)
-    return search_bench.query_phrases(corpus.chunks, 1000, rng), len(corpus.chunks)
+    kinds: list[Kind] = []
+    if "search" in tools:
+        queries = search_bench.query_phrases(corpus.chunks, DRAWS, rng)
+        kinds.append(Kind("docs_search", "search", [{"query": q, "top_k": 5} for q in queries]))
+    if "read" in tools:
+        starts = rng.choice(len(paths), size=DRAWS)
+        kinds.append(
+            Kind("docs_read", "read, from the start", [{"path": paths[i]} for i in starts])
+        )
+        middle = [row for row in data.rows if row.start_line > 1]
+        picked = [middle[i] for i in rng.choice(len(middle), size=DRAWS)]
+        kinds.append(
+            Kind(
+                "docs_read",
+                "read, a hit's range",
+                [
+                    {"path": r.path, "start_line": r.start_line, "end_line": r.end_line}
+                    for r in picked
+                ],
+            )
+        )
+    if "outline" in tools:
+        kinds.append(Kind("docs_outline", "outline, all docs", [{}]))
+        folders = folders_of(paths)
+        drawn = rng.choice(len(folders), size=DRAWS)
+        kinds.append(
+            Kind("docs_outline", "outline, a folder", [{"path": folders[i]} for i in drawn])
+        )
+    return Workload(kinds, len(corpus.chunks), len(files), len({f.text_hash for f in files}))
 
 
 def serve_args(store: Path, *more: str) -> list[str]:
@@ -118,39 +225,57 @@ def serve_pid() -> int:
     raise SystemExit("the docshelf serve process was not found")
 
 
+def answer_size(result: Any) -> int:
+    return sum(len(c.text.encode("utf-8")) for c in result.content if c.type == "text")
+
+
 async def timed_calls(
-    call: Callable[[str], Awaitable[Any]], queries: Sequence[str], calls: int
-) -> list[float]:
-    for query in queries[:WARM_UP_CALLS]:
-        await call(query)
-    seconds = []
+    call: Callable[[str, Arguments], Awaitable[Any]], kind: Kind, calls: int
+) -> Timing:
+    """WARM_UP_CALLS untimed calls of `kind`, then `calls` timed ones, cycling through its
+    argument lists."""
+    arguments = kind.arguments
+    for i in range(WARM_UP_CALLS):
+        await call(kind.tool, arguments[i % len(arguments)])
+    seconds: list[float] = []
+    sizes: list[int] = []
     for i in range(calls):
-        query = queries[(WARM_UP_CALLS + i) % len(queries)]
+        args = arguments[(WARM_UP_CALLS + i) % len(arguments)]
         started = time.perf_counter()
-        result = await call(query)
+        result = await call(kind.tool, args)
         seconds.append(time.perf_counter() - started)
         if result.is_error:
-            raise SystemExit(f"docs_search failed: {result.content}")
-    return seconds
+            raise SystemExit(f"{kind.tool} {args} failed: {result.content}")
+        sizes.append(answer_size(result))
+    return Timing(kind, seconds, sizes)
 
 
-def run_stdio(store: Path, queries: Sequence[str], calls: int) -> tuple[list[float], int]:
+async def all_kinds(client: Any, kinds: Sequence[Kind], calls: int) -> list[Timing]:
+    async def call(tool: str, arguments: Arguments) -> Any:
+        return await client.call_tool(tool, arguments)
+
+    timings = []
+    for kind in kinds:
+        print(f"  {kind.name}: {calls} calls ...", file=sys.stderr)
+        timings.append(await timed_calls(call, kind, calls))
+    return timings
+
+
+def run_stdio(
+    store: Path, kinds: Sequence[Kind], calls: int
+) -> tuple[list[Timing], tuple[float, float]]:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     params = StdioServerParameters(command=str(DOCSHELF), args=serve_args(store), env=env)
-    found: dict[str, Any] = {}
+    found: dict[str, tuple[float, float]] = {}
 
-    async def session() -> list[float]:
+    async def session() -> list[Timing]:
         async with Client(stdio_client(params, errlog=sys.stderr)) as client:
-
-            async def call(query: str) -> Any:
-                return await client.call_tool("docs_search", {"query": query, "top_k": 5})
-
-            seconds = await timed_calls(call, queries, calls)
+            timings = await all_kinds(client, kinds, calls)
             found["memory"] = server_memory(serve_pid())
-            return seconds
+            return timings
 
-    seconds = anyio.run(session)
-    return seconds, found["memory"]
+    timings = anyio.run(session)
+    return timings, found["memory"]
 
 
 def free_port() -> int:
@@ -159,7 +284,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def run_http(store: Path, queries: Sequence[str], calls: int) -> tuple[list[float], Any]:
+def run_http(
+    store: Path, kinds: Sequence[Kind], calls: int
+) -> tuple[list[Timing], tuple[float, float]]:
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     server = subprocess.Popen(
@@ -176,17 +303,13 @@ def run_http(store: Path, queries: Sequence[str], calls: int) -> tuple[list[floa
                     raise SystemExit("docshelf serve --http did not start") from None
                 time.sleep(0.2)
 
-        async def session() -> list[float]:
+        async def session() -> list[Timing]:
             url = f"http://127.0.0.1:{port}/mcp"
             async with Client(streamable_http_client(url)) as client:
+                return await all_kinds(client, kinds, calls)
 
-                async def call(query: str) -> Any:
-                    return await client.call_tool("docs_search", {"query": query, "top_k": 5})
-
-                return await timed_calls(call, queries, calls)
-
-        seconds = anyio.run(session)
-        return seconds, server_memory(server.pid)
+        timings = anyio.run(session)
+        return timings, server_memory(server.pid)
     finally:
         server.terminate()
         server.wait(30)
@@ -197,6 +320,16 @@ def percentile_ms(seconds: Sequence[float], q: float) -> float:
     return 1000 * ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def tool_list(value: str) -> list[str]:
+    tools = [t.strip() for t in value.split(",") if t.strip()]
+    unknown = sorted(set(tools) - set(TOOLS))
+    if unknown or not tools:
+        raise argparse.ArgumentTypeError(
+            f"--tools takes a comma-separated list of {', '.join(TOOLS)}; got {value!r}"
+        )
+    return tools
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--chunks", type=int, default=DEFAULT_CHUNKS)
@@ -204,49 +337,68 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--transports", nargs="+", choices=("stdio", "http"), default=["stdio", "http"]
     )
+    parser.add_argument(
+        "--tools",
+        type=tool_list,
+        default=list(TOOLS),
+        help="which tools to time, comma-separated (default: search,read,outline)",
+    )
     parser.add_argument("--cache", type=Path, default=search_bench.DEFAULT_CACHE)
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="docshelf-serve-bench-") as tmp:
         store = Path(tmp) / "store.sqlite3"
         print(f"building a store of {args.chunks} chunks ...", file=sys.stderr)
-        queries, real = build_store(store, args.chunks, args.cache)
-        rows = []
+        workload = build_store(store, args.chunks, args.cache, args.tools)
+        results = []
         for transport in args.transports:
-            print(f"{transport}: {args.calls} calls ...", file=sys.stderr)
+            print(f"{transport}:", file=sys.stderr)
             run = run_stdio if transport == "stdio" else run_http
-            seconds, (rss, hwm) = run(store, queries, args.calls)
-            rows.append(
-                (
-                    transport,
-                    percentile_ms(seconds, 0.5),
-                    percentile_ms(seconds, 0.99),
-                    1000 * statistics.fmean(seconds),
-                    rss,
-                    hwm,
-                )
-            )
+            timings, memory = run(store, workload.kinds, args.calls)
+            results.append((transport, timings, memory))
     command = " ".join(["bench/serve.py", *map(shlex.quote, sys.argv[1:])])
     print(f"command: .venv/bin/python {command}")
     print(
         f"machine: {os.cpu_count()} CPUs, {platform.platform()}, Python {platform.python_version()}"
     )
-    print(f"store: SQLite, {args.chunks} chunks ({real} real chunks and noisy copies), one ref")
+    end = os.getloadavg()
+    print(
+        "load average: at the start "
+        + ", ".join(f"{x:.2f}" for x in load)
+        + "; at the end "
+        + ", ".join(f"{x:.2f}" for x in end)
+        + " (1, 5, 15 min)"
+    )
+    print(
+        f"store: SQLite, {args.chunks} chunks ({workload.real_chunks} real chunks and noisy "
+        f"copies), one ref; {workload.files} file texts ({workload.texts} distinct)"
+    )
+    for transport, timings, (rss, hwm) in results:
+        print()
+        print(f"{transport}: server RSS {rss:.0f} MiB, peak {hwm:.0f} MiB after all its calls")
+        print()
+        print("| tool | calls | p50 ms | p99 ms | mean ms | answer bytes |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: |")
+        for t in timings:
+            print(
+                f"| {t.kind.name} | {len(t.seconds)} | {percentile_ms(t.seconds, 0.5):.1f} | "
+                f"{percentile_ms(t.seconds, 0.99):.1f} | {1000 * statistics.fmean(t.seconds):.1f} "
+                f"| {statistics.fmean(t.answer_bytes):.0f} |"
+            )
     print()
-    print("| transport | calls | p50 ms | p99 ms | mean ms | server RSS MiB | server peak MiB |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for transport, p50, p99, mean, rss, hwm in rows:
-        print(
-            f"| {transport} | {args.calls} | {p50:.1f} | {p99:.1f} | {mean:.1f} | {rss:.0f} | "
-            f"{hwm:.0f} |"
-        )
-    print()
-    for transport, p50, *_ in rows:
-        verdict = "met" if p50 < GOAL_P50_MS else "missed"
-        print(f"- {transport}: p50 {p50:.1f} ms, goal under {GOAL_P50_MS:.0f} ms: {verdict}")
+    for transport, timings, _ in results:
+        for t in timings:
+            if t.kind.tool == "docs_search":
+                p50 = percentile_ms(t.seconds, 0.5)
+                verdict = "met" if p50 < GOAL_P50_MS else "missed"
+                print(
+                    f"- {transport}: docs_search p50 {p50:.1f} ms, goal under "
+                    f"{GOAL_P50_MS:.0f} ms: {verdict}"
+                )
     return 0
 
 
