@@ -31,8 +31,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src
 
+# One test process per core (pytest-xdist): the tests wait on servers, git and npx as much as
+# they compute, and `make test` must stay under 15 minutes on two cores.
 pytest: $(STAMP) reference-parsers
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto
 
 # The reference parsers the format tests compare the chunkers with: docutils comes with the dev
 # extras; remark-mdx (npm, pinned by tests/reference/package-lock.json) and Asciidoctor (Debian's

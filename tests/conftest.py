@@ -8,6 +8,7 @@ under /tmp (as root, pgserver runs the server as its own `pgserver` user, which 
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import os
 import shutil
@@ -49,11 +50,18 @@ def shared_data() -> Path:
 
 _DATABASES = itertools.count()
 
+# Held while a test process starts its PostgreSQL server.
+STARTING_LOCK = "/tmp/docshelf-pgserver-start.lock"
+
 
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[pgserver.PostgresServer]:
     data = Path(tempfile.mkdtemp(prefix="docshelf-pg-", dir="/tmp"))
-    server = pgserver.get_server(data, cleanup_mode="stop")
+    # `make test` runs the tests in several processes (pytest-xdist), each with its own server.
+    # As root, pgserver creates its system user on first use with useradd: one process at a time.
+    with open(STARTING_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        server = pgserver.get_server(data, cleanup_mode="stop")
     try:
         yield server
     finally:

@@ -40,8 +40,13 @@ def test_two_servers_index_each_commit_once_and_keep_each_other_s_pins(
         serve(repo.path, postgres_url, tmp_path / "a.log", *sync) as a,
         serve(repo.path, postgres_url, tmp_path / "b.log", *sync) as b,
     ):
+        workspace = str(repo.path.resolve())
 
-        async def scenario() -> tuple[list[str], str]:
+        def stored_counts() -> dict[str, int]:
+            with open_store(postgres_url, model_id=None, dim=None) as store:
+                return store.ref_counts(workspace)
+
+        async def scenario() -> tuple[list[str], str, dict[str, int]]:
             await wait_for_ref(a.url, first)
             await wait_for_ref(b.url, first)
             async with AsyncExitStack() as stack:
@@ -60,12 +65,11 @@ def test_two_servers_index_each_commit_once_and_keep_each_other_s_pins(
                     streamable_http_client(f"{b.url}?ref={first}"), mode="legacy"
                 ) as on_b:
                     from_b = checked(await on_b.call_tool("docs_search", query), repo)
-            return answered, from_b
+                # Read while the pin is held: once it is released, the next sync prunes it.
+                counts = await anyio.to_thread.run_sync(stored_counts)
+            return answered, from_b, counts
 
-        answered, from_b = anyio.run(scenario)
-        workspace = str(repo.path.resolve())
-        with open_store(postgres_url, model_id=None, dim=None) as store:
-            counts = store.ref_counts(workspace)
+        answered, from_b, counts = anyio.run(scenario)
         logs = a.logged() + b.logged()
         indexed = a.indexed() + b.indexed()
     assert answered == [first, first, first]
