@@ -93,7 +93,7 @@ from docshelf.rows import StoredHit, Vector
 from docshelf.search import Fusion, Hit, Mode, Searcher
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.stores import sqlite as sqlite_store
-from docshelf.workspace import DirectoryWorkspace, Docs
+from docshelf.workspace import DirectoryWorkspace, Docs, Selection
 from report import cpu_model, markdown_table, version
 
 # The shared evaluation sets sit beside the repository: <parent of repo>/shared/data/eval.
@@ -261,7 +261,7 @@ def index_set(eval_dir: Path, spec: EvalSet, cache: Path, embedder: CachingEmbed
     """The set's corpus indexed (incrementally) into its kept store."""
     workspace = f"eval-{spec.name}"
     path = (eval_dir / spec.name / spec.folder).resolve()
-    ws = DirectoryWorkspace(path, name=workspace, docs_roots=(spec.root,))
+    ws = DirectoryWorkspace(path, name=workspace, selection=Selection(docs=(spec.root,)))
     ref = ws.sync()
     cache.mkdir(parents=True, exist_ok=True)
     store = open_store(
