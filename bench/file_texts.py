@@ -40,14 +40,12 @@ import argparse
 import os
 import platform
 import shlex
-import shutil
 import sqlite3
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -57,6 +55,7 @@ from docshelf.indexer import NO_MODEL_ID, content_hash, file_chunks, file_rows
 from docshelf.rows import ChunkRow, FileRow
 from docshelf.stores import open_store
 from docshelf.workspace import DocFile, open_workspace
+from report import postgres_server
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
@@ -271,21 +270,6 @@ Stores = SQLiteStores | PostgresStores
 def _one(conn: Any, sql: str) -> Any:
     row = conn.execute(sql).fetchone()
     return None if row is None else row[0]
-
-
-@contextmanager
-def postgres_server() -> Iterator[Any]:
-    """PostgreSQL from pgserver as tests/conftest.py starts it: data under /tmp, stopped and
-    removed when the block ends."""
-    import pgserver  # noqa: PLC0415 (only with --postgres)
-
-    data = Path(tempfile.mkdtemp(prefix="docshelf-bench-pg-", dir="/tmp"))
-    server = pgserver.get_server(data, cleanup_mode="stop")  # type: ignore[attr-defined]
-    try:
-        yield server
-    finally:
-        server.cleanup()
-        shutil.rmtree(data, ignore_errors=True)
 
 
 def write(location: str, ref: str, rows: Sequence[ChunkRow], files: Sequence[FileRow]) -> float:

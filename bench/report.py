@@ -1,12 +1,17 @@
-"""What the benchmarks share: Markdown tables, the machine's facts, and how they commit."""
+"""What the benchmarks share: Markdown tables, the machine's facts, how they commit, and a
+PostgreSQL server of their own."""
 
 from __future__ import annotations
 
 import os
 import platform
-from collections.abc import Sequence
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 # Benchmark commits: a fixed identity, and none of the user's or the system's git settings.
 GIT_ENV = {
@@ -50,3 +55,18 @@ def version(distribution: str) -> str:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
         return "not installed"
+
+
+@contextmanager
+def postgres_server() -> Iterator[Any]:
+    """PostgreSQL from pgserver as tests/conftest.py starts it: data under /tmp, stopped and
+    removed when the block ends."""
+    import pgserver  # noqa: PLC0415 (only for the PostgreSQL runs)
+
+    data = Path(tempfile.mkdtemp(prefix="docshelf-bench-pg-", dir="/tmp"))
+    server = pgserver.get_server(data, cleanup_mode="stop")  # type: ignore[attr-defined]
+    try:
+        yield server
+    finally:
+        server.cleanup()
+        shutil.rmtree(data, ignore_errors=True)

@@ -4,24 +4,32 @@ files.
 
 Run it from the repository root with
 
-    .venv/bin/python bench/retrieval.py                        # every set, the tables
+    .venv/bin/python bench/retrieval.py                        # every set, both stores
     .venv/bin/python bench/retrieval.py --sweep                # and the sweep of the ranking
-    .venv/bin/python bench/retrieval.py --sets aws-docs-qa     # one set
+    .venv/bin/python bench/retrieval.py --hnsw                 # and exact against HNSW search
+    .venv/bin/python bench/retrieval.py --sets aws-docs-qa --store sqlite   # one set, one store
 
 Options: `--eval DIR` another folder of evaluation sets (default: `../shared/data/eval` beside the
-repository), `--sets NAME ...` which of them, `--cache DIR` where the stores are kept (default
-~/.cache/docshelf-bench), `--sweep` also prints the ranking sweep. The first run embeds every
-corpus (aws-docs-qa: 19,347 chunks, 23 minutes on 2 cores shared with other work);
-later runs re-embed nothing and take about a minute with the sweep.
+repository), `--sets NAME ...` which of them, `--cache DIR` where the SQLite stores are kept
+(default ~/.cache/docshelf-bench), `--store STORE ...` which stores (default `sqlite postgresql`;
+`postgresql` starts a PostgreSQL server here from pgserver, as the tests do, with a new database
+per set, data under /tmp, removed at the end; a `postgresql://` URL uses that database),
+`--sweep` also prints the ranking sweep (on SQLite), `--hnsw` also measures hybrid ranking on
+PostgreSQL with exact vector search against HNSW at several ef_search values. The first run
+embeds every corpus (aws-docs-qa: 19,347 chunks, 23 minutes on 2 cores shared with other work);
+later runs re-embed nothing. The SQLite store is always indexed first: the PostgreSQL store takes
+its vectors from it (StoredVectors: the same model and input give the same vector), so only
+what it lacks is embedded.
 
 Data: each set's corpus folder (aws-docs-qa/docs, anthropic-docs-qa/pages, chroma-chunking with
 its corpora/ folder as the docs root) is read as a plain directory (DirectoryWorkspace, the way
 `docshelf index DIR` reads a directory outside git), so the indexed paths are the paths the qrels
 name: `FILE` of a corpus-id `FILE#anchor` is the file. It is indexed with the packaged model
 (LocalEmbedder, all-MiniLM-L6-v2) through the real Indexer into a SQLite store kept at
-`<cache>/retrieval-<set>.sqlite3`, workspace `eval-<set>`. The index is incremental: a re-run
-finds the ref indexed and embeds nothing; a changed corpus re-embeds only what changed. Files the
-workspace skips (over MAX_DOC_BYTES, 1 MiB, or unreadable) are listed; none is, in these sets.
+`<cache>/retrieval-<set>.sqlite3`, workspace `eval-<set>`, and into the PostgreSQL database of
+the run. The index is incremental: a re-run finds the ref indexed and embeds nothing; a changed
+corpus re-embeds only what changed. Files the workspace skips (over MAX_DOC_BYTES, 1 MiB, or
+unreadable) are listed; none is, in these sets.
 
 Method: every query of the set is asked through `Searcher(store, embedder, workspace).rank(query,
 ref, 10, mode)` for mode hybrid (the default), vector and text: the ranking, candidate depth and
@@ -59,8 +67,9 @@ fusion over a grid of weights and depths, min-max scaling instead of z-scores, f
 (each chunk boosted by its file's best fused score; files ranked by their chunks' summed fused
 score as a third reciprocal-rank list), a per-file decay that spreads the excerpts over more
 files, and bm25's column weights for path, heading and content (the text candidates fetched
-again with the store's BM25_WEIGHTS set for the trial and restored after). "wins" counts the
-comparisons with the vector, text and BM25-whole-files rows that the configuration wins strictly.
+again with the SQLite store's bm25() weights set for the trial and restored after). "wins"
+counts the comparisons with the vector, text and BM25-whole-files rows that the configuration
+wins strictly.
 """
 
 from __future__ import annotations
@@ -78,8 +87,10 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -88,13 +99,17 @@ from platformdirs import user_cache_dir
 from docshelf import search as ranking
 from docshelf.chunking.text import prepare
 from docshelf.embedders.local import LocalEmbedder
-from docshelf.indexer import Indexer, IndexResult, Progress
+from docshelf.indexer import Indexer, IndexResult, Progress, content_hash
 from docshelf.rows import StoredHit, Vector
 from docshelf.search import Fusion, Hit, Mode, Searcher
 from docshelf.stores import SQLiteStore, open_store
+from docshelf.stores import postgres as postgres_store
 from docshelf.stores import sqlite as sqlite_store
+from docshelf.stores.common import query_vector
+from docshelf.stores.postgres import PostgresStore
+from docshelf.stores.terms import BM25_WEIGHTS
 from docshelf.workspace import DirectoryWorkspace, Docs, Selection
-from report import cpu_model, markdown_table, version
+from report import cpu_model, markdown_table, postgres_server, version
 
 # The shared evaluation sets sit beside the repository: <parent of repo>/shared/data/eval.
 DEFAULT_EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "eval"
@@ -231,8 +246,41 @@ class CachingEmbedder:
 
 
 @dataclass(slots=True)
-class Indexed:
+class StoredVectors:
+    """The model for indexing a set into PostgreSQL: each input's vector is taken from the
+    set's SQLite store when it holds it (same model, same input, so the same vector), and only
+    the others are embedded."""
+
+    inner: LocalEmbedder
     store: SQLiteStore
+    workspace: str
+    embedded: int = 0
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: list[str]) -> Vector:
+        hashes = [content_hash(self.model_id, t) for t in texts]
+        found = self.store.embeddings_for(self.workspace, hashes, self.model_id)
+        missing = [t for t, h in zip(texts, hashes, strict=True) if h not in found]
+        if missing:
+            self.embedded += len(missing)
+            for text, vector in zip(missing, self.inner.embed(missing), strict=True):
+                found[content_hash(self.model_id, text)] = vector
+        return np.stack([found[h] for h in hashes])
+
+
+Store = SQLiteStore | PostgresStore
+
+
+@dataclass(slots=True)
+class Indexed:
+    store: Store
     workspace: str
     ref: str
     docs: Docs
@@ -257,27 +305,56 @@ class Stamps:
             )
 
 
-def index_set(eval_dir: Path, spec: EvalSet, cache: Path, embedder: CachingEmbedder) -> Indexed:
-    """The set's corpus indexed (incrementally) into its kept store."""
+def index_set(
+    eval_dir: Path,
+    spec: EvalSet,
+    location: str,
+    embedder: LocalEmbedder | StoredVectors,
+) -> Indexed:
+    """The set's corpus indexed (incrementally) into the store at `location`."""
     workspace = f"eval-{spec.name}"
     path = (eval_dir / spec.name / spec.folder).resolve()
     ws = DirectoryWorkspace(path, name=workspace, selection=Selection(docs=(spec.root,)))
     ref = ws.sync()
-    cache.mkdir(parents=True, exist_ok=True)
-    store = open_store(
-        str(cache / f"retrieval-{spec.name}.sqlite3"),
-        model_id=embedder.model_id,
-        dim=embedder.dim,
-    )
-    assert isinstance(store, SQLiteStore)
-    indexer = Indexer(store, embedder.inner, ws)
+    store = open_store(location, model_id=embedder.model_id, dim=embedder.dim)
+    indexer = Indexer(store, embedder, ws)
     try:
-        result = indexer.index(ref, Stamps(spec.name))
+        result = indexer.index(ref, Stamps(f"{spec.name} ({store_kind(location)})"))
     finally:
         indexer.close()
     docs = ws.read_docs(ref)
     size = sum(len(f.text.encode("utf-8", "surrogatepass")) for f in docs.files)
     return Indexed(store, workspace, ref, docs, result, size)
+
+
+def store_kind(location: str) -> str:
+    return "PostgreSQL" if location.startswith(("postgresql://", "postgres://")) else "SQLite"
+
+
+class ExactVectors:
+    """A PostgreSQL store whose vector search is exact (every row of the ref compared with the
+    query, no HNSW index): the reference the HNSW searches are measured against."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def search(
+        self,
+        workspace: str,
+        ref: str,
+        vector: Vector,
+        k: int,
+        paths: Sequence[str] | None = None,
+    ) -> list[StoredHit]:
+        s = self._store
+        query = query_vector(vector, location=s.location, model_id=s.model_id, dim=s.dim)
+        params = {"workspace": workspace, "ref": ref, "vector": query, "k": k}
+        with s._connection() as conn:
+            rows = conn.execute(postgres_store.EXACT_SEARCH_SQL, params).fetchall()
+        return [StoredHit.from_columns(row[:6], row[6]) for row in rows]
 
 
 # -- excerpts as character ranges ------------------------------------------------------------
@@ -576,7 +653,7 @@ class Trial:
     fusion: Fusion
     rewrite: Rewrite | None = None
     bm25_weights: tuple[float, float, float] | None = None  # (path, heading, content), when
-    # not the store's BM25_WEIGHTS
+    # not terms.BM25_WEIGHTS
     fuser: Fuser | None = None  # instead of search.py's function for fusion.method
 
 
@@ -655,10 +732,12 @@ def sweep(results: Sequence[SetResult]) -> list[tuple[Trial, dict[str, Scores]]]
 
 def refetch_text(result: SetResult, weights: tuple[float, float, float]) -> Candidates:
     """The text candidates again, with bm25's (path, heading, content) columns weighted
-    `weights` (the store reads sqlite.BM25_WEIGHTS at each search; restored afterwards)."""
+    `weights` on the SQLite store (its bm25() call is read at each search; restored
+    afterwards). On PostgreSQL the weights are part of the stored frequencies, so the sweep
+    runs on SQLite."""
     assert result.candidates is not None
-    kept = sqlite_store.BM25_WEIGHTS
-    sqlite_store.BM25_WEIGHTS = weights
+    kept = sqlite_store._BM25_RANK
+    sqlite_store._BM25_RANK = f"bm25(chunks_fts, {', '.join(str(w) for w in weights)})"
     try:
         text = {
             q: result.indexed.store.search_text(
@@ -667,7 +746,7 @@ def refetch_text(result: SetResult, weights: tuple[float, float, float]) -> Cand
             for q, query in result.questions.queries
         }
     finally:
-        sqlite_store.BM25_WEIGHTS = kept
+        sqlite_store._BM25_RANK = kept
     return Candidates(result.candidates.vector, text)
 
 
@@ -684,21 +763,23 @@ def figure(value: float | None) -> str:
 @dataclass(slots=True)
 class SetResult:
     spec: EvalSet
+    store: str  # SQLite or PostgreSQL
     indexed: Indexed
     questions: Questions
     judge: Judge
     rows: dict[str, Scores]
     ms: dict[str, float]  # median milliseconds per query of each row
+    hybrid: dict[str, list[Hit]]
     candidates: Candidates | None = None
 
 
 def run_set(
-    eval_dir: Path, spec: EvalSet, cache: Path, embedder: CachingEmbedder, sweep: bool
+    spec: EvalSet,
+    questions: Questions,
+    indexed: Indexed,
+    embedder: CachingEmbedder,
+    sweep: bool,
 ) -> SetResult:
-    folder = eval_dir / spec.name
-    questions = load_questions(folder)
-    progress(f"{spec.name}: indexing (incremental) into {cache}")
-    indexed = index_set(eval_dir, spec, cache, embedder)
     judge = Judge(questions, indexed.docs)
     embedder.embed([q for _, q in questions.queries])  # one batch: the cache serves every mode
     searcher = Searcher(indexed.store, embedder, indexed.workspace)
@@ -707,6 +788,7 @@ def run_set(
     rows: dict[str, Scores] = {}
     ms: dict[str, float] = {}
     hybrid: dict[str, list[Hit]] = {}
+    kind = store_kind(indexed.store.location)
     for label, mode in ROWS:
         seconds = []
         if mode is None:
@@ -727,14 +809,61 @@ def run_set(
             if mode == "hybrid":
                 hybrid = answers
         ms[label] = statistics.median(seconds) * MS
-        progress(f"{spec.name}: {label} {rows[label]}")
+        progress(f"{spec.name} ({kind}): {label} {rows[label]}")
     candidates = None
     if sweep:
         candidates = fetch_candidates(indexed, embedder, questions)
         for q, _ in questions.queries:  # the sweep's replay is the search, or its figures lie
             if replay(candidates.vector[q], candidates.text[q], Fusion()) != hybrid[q]:
                 raise SystemExit(f"{spec.name} {q}: the replayed ranking differs from the search")
-    return SetResult(spec, indexed, questions, judge, rows, ms, candidates)
+    return SetResult(spec, kind, indexed, questions, judge, rows, ms, hybrid, candidates)
+
+
+# ef_search values of the HNSW comparison: pgvector's default (40), then deeper walks up to
+# docshelf's default (config.DEFAULT_EF_SEARCH) and beyond it.
+EF_SEARCHES = (40, 100, 200, 400)
+
+
+@dataclass(frozen=True, slots=True)
+class VectorTrial:
+    """Hybrid ranking on PostgreSQL with one way of searching vectors, against exact search."""
+
+    label: str
+    scores: Scores
+    differ: int  # queries whose 10 excerpts are not exact search's
+    recall: float  # mean share of exact search's candidates that this search returns
+
+
+def hnsw_trials(result: SetResult, embedder: CachingEmbedder, location: str) -> list[VectorTrial]:
+    """Hybrid quality with exact vector search and with HNSW at each of EF_SEARCHES."""
+    assert isinstance(result.indexed.store, PostgresStore)
+    indexed, questions = result.indexed, result.questions
+    depth = max(ranking.CANDIDATES, ranking.CANDIDATES_PER_HIT * MRR_K)
+    exact_store = ExactVectors(result.indexed.store)
+
+    def answers(store: Any) -> tuple[dict[str, list[Hit]], dict[str, set[tuple[str, int]]]]:
+        searcher = Searcher(store, embedder, indexed.workspace)
+        hits, found = {}, {}
+        for q, text in questions.queries:
+            hits[q] = searcher.rank(text, indexed.ref, MRR_K, "hybrid")
+            vector = embedder.embed([text])[0]
+            near = store.search(indexed.workspace, indexed.ref, vector, depth)
+            found[q] = {(h.path, h.chunk) for h in near}
+        return hits, found
+
+    exact, exact_found = answers(exact_store)
+    out = [VectorTrial("exact", result.judge.score(exact), 0, 1.0)]
+    for ef in EF_SEARCHES:
+        with PostgresStore.open(location, model_id=None, dim=None, ef_search=ef) as store:
+            hits, found = answers(store)
+        differ = sum(hits[q] != exact[q] for q, _ in questions.queries)
+        recall = statistics.fmean(
+            len(found[q] & exact_found[q]) / max(1, len(exact_found[q]))
+            for q, _ in questions.queries
+        )
+        out.append(VectorTrial(f"HNSW ef_search {ef}", result.judge.score(hits), differ, recall))
+        progress(f"{result.spec.name}: HNSW ef_search {ef}: {differ} answers differ")
+    return out
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -743,12 +872,52 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--eval", type=Path, default=DEFAULT_EVAL, help="%(default)s")
     parser.add_argument("--sets", nargs="+", choices=names, default=names, help="all")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="%(default)s")
+    parser.add_argument(
+        "--store",
+        nargs="+",
+        default=["sqlite", "postgresql"],
+        metavar="STORE",
+        help="sqlite, postgresql (a server started here from pgserver) or a postgresql:// URL; "
+        "default: sqlite postgresql",
+    )
     parser.add_argument("--sweep", action="store_true", help="also print the ranking sweep")
+    parser.add_argument(
+        "--hnsw",
+        action="store_true",
+        help="on PostgreSQL, also compare hybrid ranking with exact and HNSW vector searches",
+    )
     args = parser.parse_args(argv)
     for name in args.sets:
         if not (args.eval / name / "queries.jsonl").is_file():
             parser.error(f"no evaluation set at {args.eval / name}")
+    for store in args.store:
+        if store not in ("sqlite", "postgresql") and not store.startswith("postgresql://"):
+            parser.error(f"--store {store}: give sqlite, postgresql or a postgresql:// URL")
+    if args.hnsw and not any(s != "sqlite" for s in args.store):
+        parser.error("--hnsw needs a PostgreSQL store (--store postgresql)")
     return args
+
+
+def postgres_locations(stack: ExitStack, stores: Sequence[str]) -> Callable[[str], str] | None:
+    """A function from a set's name to its PostgreSQL database (a new one per set on a server
+    started here; the given URL's database itself), or None without --store postgresql."""
+    wanted = [s for s in stores if s != "sqlite"]
+    if not wanted:
+        return None
+    if wanted[0].startswith("postgresql://"):
+        url = wanted[0]
+        return lambda name: url
+    import psycopg  # noqa: PLC0415
+
+    server = stack.enter_context(postgres_server())
+
+    def database(name: str) -> str:
+        db = "retrieval_" + re.sub(r"\W", "_", name)
+        with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {db}")
+        return str(server.get_uri(db))
+
+    return database
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -756,12 +925,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     load_before = os.getloadavg()
     embedder = CachingEmbedder(LocalEmbedder())
-    results = [
-        run_set(args.eval, spec, args.cache, embedder, args.sweep)
-        for spec in SETS
-        if spec.name in args.sets
-    ]
-    swept = sweep(results) if args.sweep else []
+    results: list[SetResult] = []
+    vector_trials: dict[str, list[VectorTrial]] = {}
+    with ExitStack() as stack:
+        postgres = postgres_locations(stack, args.store)
+        for spec in SETS:
+            if spec.name not in args.sets:
+                continue
+            questions = load_questions(args.eval / spec.name)
+            progress(f"{spec.name}: indexing (incremental) into {args.cache}")
+            args.cache.mkdir(parents=True, exist_ok=True)
+            location = str(args.cache / f"retrieval-{spec.name}.sqlite3")
+            indexed = index_set(args.eval, spec, location, embedder.inner)
+            assert isinstance(indexed.store, SQLiteStore)
+            if "sqlite" in args.store:
+                results.append(run_set(spec, questions, indexed, embedder, args.sweep))
+            if postgres is None:
+                continue
+            url = postgres(spec.name)
+            vectors = StoredVectors(embedder.inner, indexed.store, indexed.workspace)
+            on_postgres = index_set(args.eval, spec, url, vectors)
+            progress(f"{spec.name} (PostgreSQL): {vectors.embedded} inputs embedded anew")
+            result = run_set(spec, questions, on_postgres, embedder, sweep=False)
+            results.append(result)
+            if args.hnsw:
+                vector_trials[spec.name] = hnsw_trials(result, embedder, url)
+        swept = sweep([r for r in results if r.candidates is not None]) if args.sweep else []
+        report(args, results, swept, vector_trials, started, load_before, embedder)
+        for result in results:
+            result.indexed.store.close()
+    return 0
+
+
+def report(
+    args: argparse.Namespace,
+    results: Sequence[SetResult],
+    swept: Sequence[tuple[Trial, dict[str, Scores]]],
+    vector_trials: Mapping[str, Sequence[VectorTrial]],
+    started: float,
+    load_before: tuple[float, float, float],
+    embedder: CachingEmbedder,
+) -> None:
     header = [
         ("command", f"`{shlex.join(sys.orig_argv)}`"),
         ("machine", f"{os.cpu_count()} CPUs ({cpu_model()}), {platform.platform()}"),
@@ -778,16 +982,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{platform.python_version()}, torch {torch.__version__} "
             f"({torch.get_num_threads()} threads), sentence-transformers "
             f"{version('sentence-transformers')}, numpy {np.__version__}, "
-            f"SQLite {sqlite3.sqlite_version}",
+            f"SQLite {sqlite3.sqlite_version}, pgserver {version('pgserver')}",
         ),
         ("model", f"{embedder.model_id} (packaged), on {embedder.inner.device}"),
         ("hybrid ranking", describe(Fusion())),
         (
             "bm25",
-            "FTS5 bm25() with column weights path {:g}, heading {:g}, content {:g}, porter "
-            "stemmer, the words of the query OR-ed, stop words dropped".format(
-                *sqlite_store.BM25_WEIGHTS
-            ),
+            "on both stores over docshelf's terms (stores/terms.py: Porter stems, codes such "
+            "as LEDGER-409 one term), column weights path {:g}, heading {:g}, content {:g}; "
+            "the query's rarer terms OR-ed, stop words dropped".format(*BM25_WEIGHTS),
         ),
     ]
     print()
@@ -807,9 +1010,66 @@ def main(argv: Sequence[str] | None = None) -> int:
     for result in results:
         for line in verdicts(result):
             print(f"- {line}")
+    print_parity(results)
+    for name, trials_of_set in vector_trials.items():
+        print_vector_trials(name, trials_of_set)
     if swept:
-        print_sweep(results, swept)
-    return 0
+        print_sweep([r for r in results if r.candidates is not None], swept)
+
+
+# The goal: the two stores' figures within this much of each other on every set.
+PARITY = 0.01
+
+
+def print_parity(results: Sequence[SetResult]) -> None:
+    by_set: dict[str, dict[str, SetResult]] = {}
+    for result in results:
+        by_set.setdefault(result.spec.name, {})[result.store] = result
+    pairs = [(name, r["SQLite"], r["PostgreSQL"]) for name, r in by_set.items() if len(r) == 2]
+    if not pairs:
+        return
+    print()
+    print(
+        f"SQLite against PostgreSQL, hybrid ranking (goal: within {PARITY} on every metric), "
+        "and how many queries' 10 excerpts differ between the two:"
+    )
+    print()
+    rows = []
+    for name, a, b in pairs:
+        x, y = a.rows[ROWS[0][0]], b.rows[ROWS[0][0]]
+        gaps = [abs(x.hit - y.hit), abs(x.mrr - y.mrr)]
+        if x.span is not None and y.span is not None:
+            gaps.append(abs(x.span - y.span))
+        differ = sum(a.hybrid[q] != b.hybrid[q] for q, _ in a.questions.queries)
+        cells = [name, *(f"{figure(s.hit)} / {figure(s.mrr)} / {figure(s.span)}" for s in (x, y))]
+        cells += [f"{max(gaps):.3f}", f"{differ}/{len(a.questions.queries)}"]
+        cells.append("met" if max(gaps) <= PARITY else "MISSED")
+        rows.append(cells)
+    columns = ["set", "SQLite Hit@5 / MRR@10 / span@5", "PostgreSQL", "largest gap", "differ"]
+    print(markdown_table([*columns, "goal"], rows))
+
+
+def print_vector_trials(name: str, trials_of_set: Sequence[VectorTrial]) -> None:
+    print()
+    print(
+        f"{name} on PostgreSQL: hybrid ranking with exact vector search and with HNSW "
+        "(recall: the share of exact search's candidates the search returns; differ: queries "
+        "whose 10 excerpts are not exact search's):"
+    )
+    print()
+    rows = [
+        [
+            t.label,
+            figure(t.scores.hit),
+            figure(t.scores.mrr),
+            figure(t.scores.span),
+            f"{t.recall:.3f}",
+            str(t.differ),
+        ]
+        for t in trials_of_set
+    ]
+    columns = ["vector search", "file Hit@5", "MRR@10", "span recall@5", "recall", "differ"]
+    print(markdown_table(columns, rows))
 
 
 def describe(fusion: Fusion) -> str:
@@ -830,7 +1090,7 @@ def print_set(result: SetResult) -> None:
     mapped = sum("\r" in f.text or f.text.startswith("\ufeff") for f in indexed.docs.files)
     n_spans = sum(len(s) for s in questions.spans.values())
     print()
-    print(f"{result.spec.name}:", end=" ")
+    print(f"{result.spec.name} ({result.store}):", end=" ")
     print(
         f"{len(indexed.docs.files)} files, {indexed.size / 1e6:.1f} MB, {r.chunks} chunks "
         f"(this run embedded {r.embedded}"

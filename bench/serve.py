@@ -6,6 +6,7 @@ Run it from the repository root with
     .venv/bin/python bench/serve.py                 # 20k chunks, 200 calls per tool and transport
     .venv/bin/python bench/serve.py --chunks 20000 --calls 500 --transports http
     .venv/bin/python bench/serve.py --tools read,outline --transports http
+    .venv/bin/python bench/serve.py --corpus aws --store sqlite postgresql --transports stdio
 
 Data: the chunks of the shared corpora (`../shared/data/corpora`), embedded with the packaged
 all-MiniLM-L6-v2 and cached exactly as bench/search.py does (the same cache, so a run after
@@ -16,13 +17,20 @@ row names gets the text of its corpus file (the copies' paths the text of the fi
 each distinct text is stored once), as the indexer writes them (`FileRow`: sha256 of the UTF-8
 text, its lines as the hits count them).
 
-Method: for each transport, `docshelf serve` (the installed console script) is started as an MCP
-client starts it, on that store, with the packaged model: over stdio by the SDK's stdio client,
-over HTTP with `--http` on a free loopback port and the SDK's streamable HTTP client. One session
-then runs each kind of call of `--tools` in turn: WARM_UP_CALLS untimed calls (the first search
-loads the model), then `--calls` calls, each timed alone on the client, from the request to the
-parsed result (the server's work and the transport), and p50/p99 over those calls. The kinds,
-each list of arguments drawn with a fixed seed:
+With `--corpus aws` the data is real instead: the AWS guides of the aws-docs-qa set (2,809 files,
+19,347 chunks) as bench/retrieval.py indexed them into its kept SQLite store (run it first; this
+script copies that store, so its rows, vectors and file texts are those of a real `docshelf
+index`), and the searches are the set's 50 questions, cycled. `--store postgresql` serves the same
+rows from PostgreSQL (a server started here from pgserver, as the tests do, its data under /tmp):
+they are written with one replace_doc_chunks, as the indexer writes them.
+
+Method: for each store and transport, `docshelf serve` (the installed console script) is started
+as an MCP client starts it, on that store, with the packaged model: over stdio by the SDK's
+stdio client, over HTTP with `--http` on a free loopback port and the SDK's streamable HTTP
+client. One session then runs each kind of call of `--tools` in turn: WARM_UP_CALLS untimed
+calls (the first search loads the model), then `--calls` calls, each timed alone on the
+client, from the request to the parsed result (the server's work and the transport), and p50/p99
+over those calls. The kinds, each list of arguments drawn with a fixed seed:
 
 - search: docs_search, top_k 5, the default hybrid ranking, queries of 2 to 5 words of the
   corpus's section titles: the query's embedding on the CPU, both rankings, fusion, rendering.
@@ -47,6 +55,7 @@ included.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import shlex
@@ -72,8 +81,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import search as search_bench
 from docshelf.embedders import LocalEmbedder
 from docshelf.indexer import file_rows
+from docshelf.rows import ChunkRow, FileRow
 from docshelf.stores import open_store
 from docshelf.workspace import DocFile
+from report import postgres_server
 
 REPO = Path(__file__).resolve().parents[1]
 DOCSHELF = Path(sys.executable).with_name("docshelf")
@@ -144,7 +155,7 @@ def folders_of(paths: Sequence[str]) -> list[str]:
     return sorted(folders)
 
 
-def build_store(path: Path, chunks: int, cache: Path, tools: Sequence[str]) -> Workload:
+def build_store(location: str, chunks: int, cache: Path, tools: Sequence[str]) -> Workload:
     """A store of `chunks` rows of real embeddings and the texts of their files, made current;
     and the arguments of each kind of call."""
     embedder = LocalEmbedder()
@@ -160,7 +171,7 @@ def build_store(path: Path, chunks: int, cache: Path, tools: Sequence[str]) -> W
         for p in paths
     ]
     files = file_rows(docs)
-    with open_store(str(path), model_id=embedder.model_id, dim=embedder.dim) as store:
+    with open_store(location, model_id=embedder.model_id, dim=embedder.dim) as store:
         store.replace_doc_chunks(WORKSPACE, REF, data.rows, files)
         store.set_current(WORKSPACE, REF)
     kinds: list[Kind] = []
@@ -194,8 +205,78 @@ def build_store(path: Path, chunks: int, cache: Path, tools: Sequence[str]) -> W
     return Workload(kinds, len(corpus.chunks), len(files), len({f.text_hash for f in files}))
 
 
-def serve_args(store: Path, *more: str) -> list[str]:
-    return ["serve", "--store", str(store), "--workspace", WORKSPACE, *more]
+# The real corpus: bench/retrieval.py's kept store of the AWS guides, and the set's questions.
+EVAL = REPO.parent / "shared" / "data" / "eval" / "aws-docs-qa"
+AWS_STORE = "retrieval-aws-docs-qa.sqlite3"
+AWS_WORKSPACE = "eval-aws-docs-qa"
+
+
+def aws_rows(source: Path) -> tuple[str, list[ChunkRow], list[FileRow]]:
+    """The current ref of the AWS workspace in bench/retrieval.py's store: its ref, its chunk
+    rows (with their vectors) and its files, read back as the indexer wrote them."""
+    with open_store(str(source), model_id=None, dim=None) as store:
+        ref = store.current(AWS_WORKSPACE)
+        if ref is None:
+            raise SystemExit(f"{source} holds no {AWS_WORKSPACE}: run bench/retrieval.py first")
+        conn = store._connect()
+        rows = [
+            ChunkRow(p, c, h, t, s, e, ch, np.frombuffer(v, dtype="<f4").copy())
+            for p, c, h, t, s, e, ch, v in conn.execute(
+                "SELECT path, chunk, heading, content, start_line, end_line, content_hash, "
+                "embedding FROM chunks WHERE workspace = ? AND ref = ? ORDER BY id",
+                (AWS_WORKSPACE, ref),
+            )
+        ]
+        docs = [
+            DocFile(p, store.file_text(AWS_WORKSPACE, ref, p) or "", "markdown")
+            for p in sorted(
+                {r.path for r in rows} | {f.path for f in store.files(AWS_WORKSPACE, ref)}
+            )
+        ]
+    return ref, rows, file_rows(docs)
+
+
+def aws_questions() -> list[str]:
+    import json  # noqa: PLC0415
+
+    lines = (EVAL / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["text"] for line in lines if line.strip()]
+
+
+def build_aws(location: str, cache: Path, tools: Sequence[str]) -> Workload:
+    """The real AWS corpus written to the store at `location`, made current; the arguments."""
+    ref, rows, files = aws_rows(cache / AWS_STORE)
+    embedder = LocalEmbedder()
+    with open_store(location, model_id=embedder.model_id, dim=embedder.dim) as store:
+        store.replace_doc_chunks(WORKSPACE, ref, rows, files)
+        store.set_current(WORKSPACE, ref)
+    kinds: list[Kind] = []
+    if "search" in tools:
+        kinds.append(
+            Kind(
+                "docs_search",
+                "search, AWS questions",
+                [{"query": q, "top_k": 5} for q in aws_questions()],
+            )
+        )
+    rng = np.random.default_rng(SEED)
+    paths = sorted({r.path for r in rows})
+    if "read" in tools:
+        starts = rng.choice(len(paths), size=DRAWS)
+        kinds.append(
+            Kind("docs_read", "read, from the start", [{"path": paths[i]} for i in starts])
+        )
+    if "outline" in tools:
+        folders = folders_of(paths)
+        drawn = rng.choice(len(folders), size=DRAWS)
+        kinds.append(
+            Kind("docs_outline", "outline, a folder", [{"path": folders[i]} for i in drawn])
+        )
+    return Workload(kinds, len(rows), len(files), len({f.text_hash for f in files}))
+
+
+def serve_args(store: str, *more: str) -> list[str]:
+    return ["serve", "--store", store, "--workspace", WORKSPACE, *more]
 
 
 def server_memory(pid: int) -> tuple[float, float]:
@@ -262,7 +343,7 @@ async def all_kinds(client: Any, kinds: Sequence[Kind], calls: int) -> list[Timi
 
 
 def run_stdio(
-    store: Path, kinds: Sequence[Kind], calls: int
+    store: str, kinds: Sequence[Kind], calls: int
 ) -> tuple[list[Timing], tuple[float, float]]:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     params = StdioServerParameters(command=str(DOCSHELF), args=serve_args(store), env=env)
@@ -285,7 +366,7 @@ def free_port() -> int:
 
 
 def run_http(
-    store: Path, kinds: Sequence[Kind], calls: int
+    store: str, kinds: Sequence[Kind], calls: int
 ) -> tuple[list[Timing], tuple[float, float]]:
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
@@ -344,22 +425,45 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="which tools to time, comma-separated (default: search,read,outline)",
     )
     parser.add_argument("--cache", type=Path, default=search_bench.DEFAULT_CACHE)
+    parser.add_argument(
+        "--corpus",
+        choices=("replicated", "aws"),
+        default="replicated",
+        help="replicated: --chunks rows from the shared corpora (default); aws: the real AWS "
+        "guides of bench/retrieval.py's store, with the set's questions",
+    )
+    parser.add_argument(
+        "--store",
+        nargs="+",
+        choices=("sqlite", "postgresql"),
+        default=["sqlite"],
+        help="the stores to serve from (postgresql: a server started here from pgserver)",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     load = os.getloadavg()
+    results = []
     with tempfile.TemporaryDirectory(prefix="docshelf-serve-bench-") as tmp:
-        store = Path(tmp) / "store.sqlite3"
-        print(f"building a store of {args.chunks} chunks ...", file=sys.stderr)
-        workload = build_store(store, args.chunks, args.cache, args.tools)
-        results = []
-        for transport in args.transports:
-            print(f"{transport}:", file=sys.stderr)
-            run = run_stdio if transport == "stdio" else run_http
-            timings, memory = run(store, workload.kinds, args.calls)
-            results.append((transport, timings, memory))
+        for kind in args.store:
+            with contextlib.ExitStack() as stack:
+                if kind == "sqlite":
+                    location = str(Path(tmp) / "store.sqlite3")
+                else:
+                    server = stack.enter_context(postgres_server())
+                    location = str(server.get_uri())
+                print(f"building the {kind} store ...", file=sys.stderr)
+                if args.corpus == "aws":
+                    workload = build_aws(location, args.cache, args.tools)
+                else:
+                    workload = build_store(location, args.chunks, args.cache, args.tools)
+                for transport in args.transports:
+                    print(f"{kind}, {transport}:", file=sys.stderr)
+                    run = run_stdio if transport == "stdio" else run_http
+                    timings, memory = run(location, workload.kinds, args.calls)
+                    results.append((f"{kind}, {transport}", timings, memory))
     command = " ".join(["bench/serve.py", *map(shlex.quote, sys.argv[1:])])
     print(f"command: .venv/bin/python {command}")
     print(
@@ -373,10 +477,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         + ", ".join(f"{x:.2f}" for x in end)
         + " (1, 5, 15 min)"
     )
-    print(
-        f"store: SQLite, {args.chunks} chunks ({workload.real_chunks} real chunks and noisy "
-        f"copies), one ref; {workload.files} file texts ({workload.texts} distinct)"
-    )
+    if args.corpus == "aws":
+        print(
+            f"data: the AWS guides as bench/retrieval.py indexed them, {workload.real_chunks} "
+            f"chunks, one ref; {workload.files} file texts; the set's questions, top_k 5"
+        )
+    else:
+        print(
+            f"data: {args.chunks} chunks ({workload.real_chunks} real chunks and noisy copies), "
+            f"one ref; {workload.files} file texts ({workload.texts} distinct)"
+        )
     for transport, timings, (rss, hwm) in results:
         print()
         print(f"{transport}: server RSS {rss:.0f} MiB, peak {hwm:.0f} MiB after all its calls")

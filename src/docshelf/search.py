@@ -58,7 +58,7 @@ CANDIDATES = 60
 CANDIDATES_PER_HIT = 3
 
 # Hybrid ranking by standardised scores ("zscore", the default): each ranking's scores (cosine
-# similarity; bm25 on SQLite, ts_rank on PostgreSQL) become z-scores over its candidates, so a
+# similarity; BM25 on both stores) become z-scores over its candidates, so a
 # chunk far ahead of the rest of one ranking keeps that lead, which ranks alone throw away; a
 # chunk missing from one ranking counts as that ranking's last candidate. The fused score is
 # VECTOR_WEIGHT * z(vector) + TEXT_WEIGHT * z(text). Text weighs more: on the AWS set words find
@@ -335,7 +335,8 @@ class Searcher:
     def rank_scopes(self, query: str, scopes: Sequence[Scope], k: int, mode: Mode) -> list[Hit]:
         """The k best distinct passages of all of `scopes` for `query`, by `mode`, ranked
         together: each ranking's candidates are the best of every scope's by score (cosine
-        similarity, and bm25 or ts_rank: both computed over the whole store, so comparable
+        similarity, and BM25: the same formula over the same terms on both stores, from the
+        whole store's statistics on SQLite and each ref's own on PostgreSQL, so comparable
         across workspaces), then fused once."""
         depth = max(self._fusion.candidates, CANDIDATES_PER_HIT * k)
         vector_hits: list[StoredHit] = []

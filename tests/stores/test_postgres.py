@@ -34,6 +34,7 @@ from docshelf.stores.postgres import (
     PostgresStore,
 )
 from docshelf.stores.postgres_errors import without_password
+from docshelf.stores.terms import TERMS_VERSION
 from tests.stores.test_contract import write_raw_chunks
 
 MODEL = "test-model"
@@ -182,7 +183,8 @@ def test_processes_creating_a_new_store_at_once_all_succeed(
     assert sql.execute("SELECT count(*) FROM docs_schema_migrations").fetchone() == (
         len(migrations("postgresql")),
     )
-    assert sql.execute("SELECT value FROM docs_meta").fetchall() == [(MODEL,)]
+    meta = sql.execute("SELECT key, value FROM docs_meta ORDER BY key").fetchall()
+    assert meta == [("model_id", MODEL), ("terms", TERMS_VERSION)]
 
 
 def test_a_small_ref_far_from_the_query_returns_all_of_its_chunks(store: PostgresStore) -> None:
@@ -412,7 +414,7 @@ def test_a_store_of_schema_1_is_upgraded_on_open_and_keeps_its_rows(
         # The text vector was recomputed with the path: its words find the old rows.
         assert len(new.search_text("ws", "r1", "a.md", 5)) == 3
     versions = sql.execute("SELECT version FROM docs_schema_migrations ORDER BY 1").fetchall()
-    assert versions == [(1,), (2,), (3,), (4,), (5,)]
+    assert versions == [(1,), (2,), (3,), (4,), (5,), (6,)]
 
 
 def test_pins_expire_by_the_servers_clock_and_prune_deletes_expired_rows_of_its_workspace(

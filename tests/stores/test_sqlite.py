@@ -20,8 +20,9 @@ from docshelf.errors import StoreError
 from docshelf.rows import ChunkRow
 from docshelf.stores import sqlite as sqlite_module
 from docshelf.stores.migrations import migrations
-from docshelf.stores.sqlite import BM25_WEIGHTS, SQLiteStore, fts_query
+from docshelf.stores.sqlite import SQLiteStore
 from docshelf.stores.sqlite_vectors import MATRIX_CACHE_REFS
+from docshelf.stores.terms import BM25_WEIGHTS, query_terms
 from tests.stores.test_contract import DIM, MODEL, rows, unit, write_raw_chunks
 
 
@@ -68,6 +69,7 @@ def test_migrations_are_recorded_in_a_version_table(store: SQLiteStore, path: Pa
         (3, "0003_fts_path.sql"),
         (4, "0004_selections.sql"),
         (5, "0005_file_texts.sql"),
+        (6, "0006_terms.sql"),
     ]
 
 
@@ -186,7 +188,7 @@ def test_a_store_of_schema_1_is_upgraded_on_open_and_keeps_its_rows(
         assert len(new.search_text("ws", "r1", "number", 5)) == 3
     with sqlite3.connect(path) as raw:
         versions = raw.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()
-    assert versions == [(1,), (2,), (3,), (4,), (5,)]
+    assert versions == [(1,), (2,), (3,), (4,), (5,), (6,)]
 
 
 def test_pins_expire_by_the_unix_clock_and_prune_deletes_expired_rows_of_its_workspace(
@@ -228,12 +230,17 @@ def _exact_text_search(
     rank = f"bm25(chunks_fts, {', '.join(str(w) for w in BM25_WEIGHTS)})"
     conn = sqlite3.connect(store.path)
     try:
-        return conn.execute(
-            f"SELECT c.path, c.chunk, -{rank} FROM chunks_fts JOIN chunks AS c "
-            f"ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? AND c.workspace = ? "
-            f"AND c.ref = ? ORDER BY {rank}, c.path, c.chunk LIMIT ?",
-            (fts_query(query), workspace, ref, k),
-        ).fetchall()
+        found: list[Any] = []
+        for match in sqlite_module._fts_matches(conn, query_terms(query)):
+            found = conn.execute(
+                f"SELECT c.path, c.chunk, -{rank} FROM chunks_fts JOIN chunks AS c "
+                f"ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? AND c.workspace = ? "
+                f"AND c.ref = ? ORDER BY {rank}, c.path, c.chunk LIMIT ?",
+                (match, workspace, ref, k),
+            ).fetchall()
+            if len(found) == k:
+                break
+        return found
     finally:
         conn.close()
 

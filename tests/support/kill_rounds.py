@@ -28,6 +28,9 @@ rows is committed; PostgreSQL: its session holds a write lock on the chunks tabl
 the rows is committed; a statement the server is still running is let finish first, so a COMMIT
 already sent is seen through).
 
+After each kill, and after each clean run, the keyword statistics agree with the chunk rows
+(tests/support/text_stats.py: PostgreSQL's per-ref lists and totals, SQLite's FTS5 index).
+
 After each kill the store must open; the killed ref must hold all of its rows or none; the current
 ref must be the previous one (whole, and a search through docs_search's Searcher must answer from
 it) unless the run had made the new one current before the kill, which a kill inside the write
@@ -58,6 +61,7 @@ from docshelf.search import Searcher
 from docshelf.stores import open_store
 from tests.embedders.openai_server import EmbeddingsServer, Reply
 from tests.support.gitrepo import Repo
+from tests.support.text_stats import check_text_statistics
 from tests.support.indexing import MODEL, FakeEmbedder, section_doc
 
 DOCSHELF = Path(sys.executable).with_name("docshelf")
@@ -286,6 +290,7 @@ class KillRounds:
         where = f"round {number} ({self.store_kind})"
         old, new = self.commits[previous], self.commits[target]
         with open_store(self.location, model_id=None, dim=None) as store:
+            check_text_statistics(self.location)
             counts = store.ref_counts(self.workspace)
             current = store.current(self.workspace)
             killed = counts.get(new, 0)
@@ -324,6 +329,7 @@ class KillRounds:
         result = json.loads(done.stdout)
         assert result["ref"] == self.commits[target] and result["chunks"] == self.chunks, result
         with open_store(self.location, model_id=None, dim=None) as store:
+            check_text_statistics(self.location)
             assert store.current(self.workspace) == self.commits[target], where
             assert store.ref_counts(self.workspace) == {self.commits[target]: self.chunks}, where
             self.assert_answers_from(store, target, where)

@@ -3,8 +3,8 @@
 - Vectors: an HNSW index with cosine distance. pgvector 0.6 filters the index's candidates after
   the walk, so a ref that holds few of the table's rows can come back short; such a search is
   then answered exactly over that ref alone (see `search`).
-- Full text: a generated tsvector (english configuration, heading weighted above content) with a
-  GIN index; a query matches chunks with any of its words, ranked by ts_rank.
+- Full text: BM25 over docshelf's terms, as on SQLite, from inverted lists and totals kept per
+  ref and written in the transaction of the ref's chunks (postgres_text.py).
 - A search limited to a set of paths ranks only their chunks, scored as in a search of the whole
   ref; a short HNSW answer falls back to the exact search over the subset, read through the
   (workspace, ref, path) index.
@@ -46,6 +46,7 @@ from psycopg.rows import TupleRow
 from docshelf.config import DEFAULT_EF_SEARCH
 from docshelf.errors import ConfigError, StoreError
 from docshelf.rows import ChunkRow, FileRow, StoredFile, StoredHit, Vector
+from docshelf.stores import postgres_text
 from docshelf.stores.common import (
     check_lease,
     check_model,
@@ -68,6 +69,7 @@ from docshelf.stores.postgres_pool import (
     check_ef_search,
 )
 from docshelf.stores.postgres_schema import check_width, prepare
+from docshelf.stores.postgres_text import term_columns, write_term_lists
 
 # What other modules take from here; the pool's timeout and without_password live beside the
 # pool and the error messages.
@@ -93,10 +95,6 @@ TEXTS_LOCK_KEY = 0x7465787473
 
 # Files written per round trip of a replace: the texts of a batch are held in memory at once.
 FILE_BATCH = 500
-
-# The part of a full-text query that is searched: a question is a few hundred characters; a
-# pasted document must not become an OR of thousands of words, each ranked over the ref.
-MAX_QUERY_CHARS = 10_000
 
 MIGRATIONS = "postgresql"
 
@@ -132,29 +130,14 @@ _COUNT_UP_TO_K = "SELECT count(*) FROM (SELECT 1 FROM docs_chunks WHERE {rows} L
 COUNT_UP_TO_K_SQL = _COUNT_UP_TO_K.format(rows=_OF_REF)
 COUNT_UP_TO_K_IN_PATHS_SQL = _COUNT_UP_TO_K.format(rows=_OF_PATHS)
 
-# Punctuation becomes spaces first, as the words of a path do in the stored vector (0003_fts_path:
-# PostgreSQL's parser would read "Using_Tags.md" as one file token). plainto_tsquery normalises
-# the words (stems them, drops stop words, ignores operators) and joins them with &; its text
-# form, with & turned into |, is cast straight back to a tsquery. The cast does not normalise
-# again: to_tsquery would stem the stems ('databas' of "databases" would become 'databa' and match
-# nothing).
-_TEXT_SEARCH = (
-    "SELECT path, chunk, heading, content, start_line, end_line, ts_rank(tsv, query) AS score "
-    "FROM docs_chunks, "
-    "(SELECT replace(plainto_tsquery('english', "
-    "regexp_replace(%(query)s, '[^[:alnum:]]+', ' ', 'g'))::text, ' & ', ' | ')::tsquery"
-    " AS query) AS q "
-    "WHERE {rows} AND tsv @@ query "
-    'ORDER BY score DESC, path COLLATE "C", chunk LIMIT %(k)s'
-)
-TEXT_SEARCH_SQL = _TEXT_SEARCH.format(rows=_OF_REF)
-TEXT_SEARCH_IN_PATHS_SQL = _TEXT_SEARCH.format(rows=_OF_PATHS)
-
 COPY_SQL = (
     "COPY docs_chunks (workspace, ref, path, chunk, heading, content, start_line, end_line, "
-    "content_hash, embedding) FROM STDIN WITH (FORMAT BINARY)"
+    "content_hash, embedding, terms, tfs, length) FROM STDIN WITH (FORMAT BINARY)"
 )
-COPY_TYPES = ["text", "text", "text", "int4", "text", "text", "int4", "int4", "text", "vector"]
+COPY_TYPES = [
+    *("text", "text", "text", "int4", "text", "text", "int4", "int4", "text", "vector"),
+    *("text[]", "float4[]", "int4"),
+]
 
 
 class PostgresStore(PooledConnections):
@@ -221,6 +204,7 @@ class PostgresStore(PooledConnections):
                 stored_model, stored_dim = prepare(
                     conn, location, migrations(MIGRATIONS), model_id, dim
                 )
+                postgres_text.make_terms(conn)
         except psycopg.Error as e:
             raise store_error("preparing the store", location, e, secrets) from e
         check_model(
@@ -229,7 +213,8 @@ class PostgresStore(PooledConnections):
             (model_id, dim),
             new_store="--store with the URL of another database",
             start_over="drop the tables docs_chunks, docs_current, docs_file_texts, docs_meta, "
-            "docs_pins, docs_ref_files, docs_selections and docs_schema_migrations",
+            "docs_pins, docs_ref_files, docs_ref_stats, docs_selections, docs_term_lists and "
+            "docs_schema_migrations",
         )
         store = cls(
             url,
@@ -291,7 +276,13 @@ class PostgresStore(PooledConnections):
             with cur.copy(COPY_SQL) as copy:
                 copy.set_types(COPY_TYPES)
                 for row in rows:
-                    copy.write_row((workspace, ref, *row.columns(), self._embedding(row)))
+                    copy.write_row(
+                        (
+                            *(workspace, ref, *row.columns(), self._embedding(row)),
+                            *term_columns(row.path, row.heading, row.content),
+                        )
+                    )
+            write_term_lists(cur, workspace, ref)
             cur.execute(
                 "DELETE FROM docs_ref_files WHERE workspace = %s AND ref = %s", (workspace, ref)
             )
@@ -331,7 +322,9 @@ class PostgresStore(PooledConnections):
             row = conn.execute(
                 "WITH gone_chunks AS (DELETE FROM docs_chunks "
                 f"WHERE {_GONE} RETURNING ref), "
-                f"gone_files AS (DELETE FROM docs_ref_files WHERE {_GONE} RETURNING ref) "
+                f"gone_files AS (DELETE FROM docs_ref_files WHERE {_GONE} RETURNING ref), "
+                f"gone_lists AS (DELETE FROM docs_term_lists WHERE {_GONE}), "
+                f"gone_stats AS (DELETE FROM docs_ref_stats WHERE {_GONE}) "
                 "SELECT count(*) FROM "
                 "(SELECT ref FROM gone_chunks UNION SELECT ref FROM gone_files) AS gone",
                 {"workspace": workspace, "keep": keep},
@@ -636,27 +629,20 @@ class PostgresStore(PooledConnections):
         k: int,
         paths: Collection[str] | None = None,
     ) -> list[StoredHit]:
-        """The k chunks of `ref` that best match any word of `query` (ts_rank), best first; with
-        `paths`, the k best of the chunks of those paths (a chunk's rank is its own either way).
+        """The k chunks of `ref` that best match the terms of `query` (BM25 from the ref's own
+        statistics), best first; with `paths`, the k best of the chunks of those paths, each
+        scored as in a search of the whole ref.
 
         Raises:
             StoreError: the store cannot be read.
         """
-        # PostgreSQL text cannot hold NUL; in a query it separates words like any space.
-        text = query[:MAX_QUERY_CHARS].replace("\x00", " ")
-        if not text.strip() or k < 1 or (paths is not None and not paths):
+        if k < 1 or (paths is not None and not paths):
             return []
-        params: dict[str, Any] = {"workspace": workspace, "ref": ref, "query": text, "k": k}
-        sql = TEXT_SEARCH_SQL
-        if paths is not None:
-            params["paths"] = sorted(set(paths))
-            sql = TEXT_SEARCH_IN_PATHS_SQL
         with (
             self._errors(f"searching ref {ref!r} of workspace {workspace!r} by text"),
             self._connection() as conn,
         ):
-            rows = conn.execute(sql, params).fetchall()
-        return [StoredHit.from_columns(row[:6], row[6]) for row in rows]
+            return postgres_text.search_text(conn, workspace, ref, query, k, paths)
 
 
 # The refs of a workspace that a prune deletes: all but the kept and the pinned ones.

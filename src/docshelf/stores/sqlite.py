@@ -4,7 +4,8 @@
   transaction, so a ref has all of its rows or none, and a failure leaves the old rows.
 - Vectors are float32 blobs. A search multiplies the query by the ref's matrix, loaded once and
   kept in memory, and never stale (sqlite_vectors.py).
-- Full text: FTS5 with the porter stemmer over path, heading and content, ranked by bm25().
+- Full text: FTS5 over the terms of path, heading and content (stores/terms.py, the terms
+  PostgreSQL ranks too), ranked by bm25(); a query leaves out the terms half the chunks hold.
 - Each indexed file's text is kept per ref, each distinct text once (file_texts, by its hash;
   ref_files lists each ref's files), written in the transaction of the ref's chunks.
 - A search limited to a set of paths ranks only their chunks, scored as in a search of the whole
@@ -21,7 +22,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
 import time
@@ -46,8 +46,9 @@ from docshelf.stores.common import (
     row_embedding,
 )
 from docshelf.stores.migrations import migrations
-from docshelf.stores.sqlite_schema import migrate, now
+from docshelf.stores.sqlite_schema import insert_terms, make_terms, migrate, now
 from docshelf.stores.sqlite_vectors import HALF_PRECISION_MIN_ROWS, MatrixCache, top_k
+from docshelf.stores.terms import BM25_WEIGHTS, asked_terms, query_terms
 
 # Seconds a connection waits for another process's write to finish before it gives up: an index
 # write of a large ref takes a few seconds; a minute means something is stuck.
@@ -59,14 +60,6 @@ BUSY_TIMEOUT_SECONDS = 60.0
 # until BUSY_TIMEOUT_SECONDS have passed.
 WAL_RETRY_SECONDS = 0.01
 
-# Full-text queries use at most this many words; a pasted page must not become a huge query.
-MAX_QUERY_TERMS = 64
-
-# bm25() column weights (path, heading, content): a word of the file's path says most about which
-# document a chunk is in, one of its heading more than one of its text. Chosen on the sweep of
-# bench/retrieval.py with the fusion settings of search.py (BENCHMARKS.md, "Retrieval quality").
-BM25_WEIGHTS = (3.0, 2.0, 1.0)
-
 # search_text joins the best this-many-times-k matches of the whole full-text index to their rows
 # first: enough for the current ref and a pinned one or two to share the prefix.
 TEXT_PREFIX_PER_HIT = 4
@@ -74,17 +67,6 @@ TEXT_PREFIX_PER_HIT = 4
 # A longer prefix than this goes straight to the join of every match (SQLite allows 32766
 # parameters in one statement).
 MAX_TEXT_PREFIX = 8000
-
-# Words too common to rank by. FTS5 has no stop list; without this, "how do I ..." matches every
-# chunk and ranks thousands of rows. PostgreSQL's english configuration drops the same words.
-_STOP_LIST = (
-    "a an and are as at be but by do does for from had has have how i if in into is it its me "
-    "my no not of on or our so such that the their then there these they this to was we were "
-    "what when where which who why will with you your"
-)
-STOP_WORDS = frozenset(_STOP_LIST.split())
-
-_WORD = re.compile(r"\w+")
 
 # Files written per executemany of a replace: the texts of a batch are held in memory at once.
 FILE_BATCH = 500
@@ -235,6 +217,7 @@ class SQLiteStore:
     def _migrate(self, model_id: str | None, dim: int | None) -> None:
         with self._transaction("upgrading the schema") as conn:
             stored = migrate(conn, self.location, migrations("sqlite"), model_id, dim)
+            make_terms(conn)
         check_model(
             self.location,
             stored,
@@ -278,11 +261,15 @@ class SQLiteStore:
         """
         with self._transaction(f"writing ref {ref} of workspace {workspace}") as conn:
             conn.execute("DELETE FROM chunks WHERE workspace = ? AND ref = ?", (workspace, ref))
-            conn.executemany(
-                "INSERT INTO chunks (workspace, ref, path, chunk, heading, content, start_line, "
-                "end_line, content_hash, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                ((workspace, ref, *row.columns(), self._blob(row)) for row in rows),
-            )
+            for row in rows:
+                cursor = conn.execute(
+                    "INSERT INTO chunks (workspace, ref, path, chunk, heading, content, "
+                    "start_line, end_line, content_hash, embedding) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (workspace, ref, *row.columns(), self._blob(row)),
+                )
+                assert cursor.lastrowid is not None
+                insert_terms(conn, [(cursor.lastrowid, row.path, row.heading, row.content)])
             conn.execute("DELETE FROM ref_files WHERE workspace = ? AND ref = ?", (workspace, ref))
             remaining = iter(files)
             while batch := list(islice(remaining, FILE_BATCH)):
@@ -606,52 +593,67 @@ class SQLiteStore:
         way round (_TEXT_SEARCH_IN_PATHS_SQL): it ranks only the matches among the subset's
         rows, found first through the (workspace, ref, path) index.
         """
-        match = fts_query(query)
-        if match is None or k < 1 or (paths is not None and not paths):
+        asked = query_terms(query)
+        if not asked or k < 1 or (paths is not None and not paths):
             return []
-        rank = _BM25_RANK
-        prefix = TEXT_PREFIX_PER_HIT * k
         found: list[Any] = []
-        complete = False
         with self._errors("searching the full-text index"), _snapshot(self._connect()):
             conn = self._connect()
-            if paths is not None:
-                among = json.dumps(sorted(set(paths)), ensure_ascii=False)
-                found = conn.execute(
-                    _TEXT_SEARCH_IN_PATHS_SQL,
-                    (match, workspace, ref, among, k, k),
-                ).fetchall()
-                complete = True
-            elif prefix <= MAX_TEXT_PREFIX:
-                best = conn.execute(
-                    f"SELECT rowid, {rank} FROM chunks_fts WHERE chunks_fts MATCH ? "
-                    f"ORDER BY {rank} LIMIT ?",
-                    (match, prefix),
-                ).fetchall()
-                marks = ",".join("?" * len(best))
-                rows = conn.execute(
-                    f"SELECT path, chunk, heading, content, start_line, end_line, id FROM chunks "
-                    f"WHERE id IN ({marks}) AND workspace = ? AND ref = ?",
-                    (*(rowid for rowid, _ in best), workspace, ref),
-                ).fetchall()
-                score = dict(best)
-                rows.sort(key=lambda r: (score[r[6]], r[0], r[1]))
-                found = [(*r[:6], -score[r[6]]) for r in rows[:k]]
-                complete = len(best) < prefix or (
-                    len(found) == k and score[rows[k - 1][6]] != best[-1][1]
-                )
-            if not complete:
-                found = conn.execute(
-                    f"SELECT c.path, c.chunk, c.heading, c.content, c.start_line, c.end_line, "
-                    f"-{rank} FROM chunks_fts JOIN chunks AS c ON c.id = chunks_fts.rowid "
-                    f"WHERE chunks_fts MATCH ? AND c.workspace = ? AND c.ref = ? "
-                    f"ORDER BY {rank}, c.path, c.chunk LIMIT ?",
-                    (match, workspace, ref, k),
-                ).fetchall()
+            for match in _fts_matches(conn, asked):
+                found = _ranked(conn, workspace, ref, match, k, paths)
+                if len(found) == k:
+                    break
         return [StoredHit.from_columns(row[:6], row[6]) for row in found]
 
     def _forget(self, workspace: str, ref: str) -> None:
         self._matrices.forget(workspace, ref)
+
+
+def _ranked(
+    conn: sqlite3.Connection,
+    workspace: str,
+    ref: str,
+    match: str,
+    k: int,
+    paths: Collection[str] | None,
+) -> list[Any]:
+    """The k best rows of `ref` (of `paths`) for the FTS5 query `match`, best first."""
+    rank = _BM25_RANK
+    prefix = TEXT_PREFIX_PER_HIT * k
+    found: list[Any] = []
+    complete = False
+    if paths is not None:
+        among = json.dumps(sorted(set(paths)), ensure_ascii=False)
+        found = conn.execute(
+            _TEXT_SEARCH_IN_PATHS_SQL,
+            (match, workspace, ref, among, k, k),
+        ).fetchall()
+        complete = True
+    elif prefix <= MAX_TEXT_PREFIX:
+        best = conn.execute(
+            f"SELECT rowid, {rank} FROM chunks_fts WHERE chunks_fts MATCH ? "
+            f"ORDER BY {rank} LIMIT ?",
+            (match, prefix),
+        ).fetchall()
+        marks = ",".join("?" * len(best))
+        rows = conn.execute(
+            f"SELECT path, chunk, heading, content, start_line, end_line, id FROM chunks "
+            f"WHERE id IN ({marks}) AND workspace = ? AND ref = ?",
+            (*(rowid for rowid, _ in best), workspace, ref),
+        ).fetchall()
+        score = dict(best)
+        rows.sort(key=lambda r: (score[r[6]], r[0], r[1]))
+        found = [(*r[:6], -score[r[6]]) for r in rows[:k]]
+        complete = len(best) < prefix or (len(found) == k and score[rows[k - 1][6]] != best[-1][1])
+    if not complete:
+        found = conn.execute(
+            f"SELECT c.path, c.chunk, c.heading, c.content, c.start_line, c.end_line, "
+            f"-{rank} FROM chunks_fts JOIN chunks AS c ON c.id = chunks_fts.rowid "
+            f"WHERE chunks_fts MATCH ? AND c.workspace = ? AND c.ref = ? "
+            f"ORDER BY {rank}, c.path, c.chunk LIMIT ?",
+            (match, workspace, ref, k),
+        ).fetchall()
+    return found
 
 
 def _use_wal(conn: sqlite3.Connection) -> None:
@@ -704,14 +706,22 @@ def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
             conn.execute("COMMIT")
 
 
-def fts_query(query: str) -> str | None:
-    """An FTS5 query matching chunks with any word of `query`, or None when it has none but
-    stop words (as PostgreSQL's english configuration, so both stores answer alike).
+def _fts_matches(conn: sqlite3.Connection, asked: Sequence[str]) -> list[str]:
+    """The FTS5 queries to try in turn (terms.asked_terms): the chunks holding any of the rarer
+    of the `asked` terms, then, when those are fewer than k, any term some chunk holds. Each
+    term is quoted, so FTS5 operators in a query are only text; a term holds no quote."""
+    chunks = _first_int(conn.execute("SELECT count(*) FROM chunks"))
+    holding = [
+        (term, _first_int(conn.execute("SELECT doc FROM chunks_vocab WHERE term = ?", (term,))))
+        for term in asked
+    ]
+    rare, held = asked_terms(holding, chunks)
+    tries = [rare] if rare else []
+    if held != rare:
+        tries.append(held)
+    return [" OR ".join(f'"{t}"' for t in terms) for terms in tries]
 
-    Each word is quoted, so FTS5 operators and punctuation in the query are only text.
-    """
-    words = dict.fromkeys(w.lower() for w in _WORD.findall(query))
-    meaningful = [w for w in words if w not in STOP_WORDS]
-    if not meaningful:
-        return None
-    return " OR ".join(f'"{w}"' for w in meaningful[:MAX_QUERY_TERMS])
+
+def _first_int(cursor: sqlite3.Cursor) -> int:
+    row = cursor.fetchone()
+    return 0 if row is None or row[0] is None else int(row[0])

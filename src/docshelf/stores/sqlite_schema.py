@@ -1,13 +1,20 @@
 """The SQLite store's schema: its versioned migrations (migrations/sqlite/), applied inside the
-IMMEDIATE transaction that opens the store, and the model and width it records once."""
+IMMEDIATE transaction that opens the store, the model and width it records once, and the
+chunks' search terms (stores/terms.py), made again in that transaction whenever they come from
+another version of the tokenizer."""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 from docshelf.stores.common import check_schema, no_store
+from docshelf.stores.terms import TERMS_VERSION, ChunkTerms
+
+# Chunks whose terms are made again per batch, when a store's terms are out of date: their texts
+# are held in memory at once.
+TERMS_BATCH = 500
 
 
 def migrate(
@@ -47,6 +54,35 @@ def migrate(
         )
         meta = {"model_id": model_id, "dim": str(dim)}
     return meta["model_id"], int(meta["dim"])
+
+
+def insert_terms(conn: sqlite3.Connection, chunks: Iterable[tuple[int, str, str, str]]) -> None:
+    """Write the search terms of `chunks` (row id, path, heading, content); the full-text index
+    follows by trigger."""
+    conn.executemany(
+        "INSERT INTO chunk_terms (id, path, heading, content) VALUES (?, ?, ?, ?)",
+        (
+            (rowid, *ChunkTerms.of(path, heading, content).texts())
+            for rowid, path, heading, content in chunks
+        ),
+    )
+
+
+def make_terms(conn: sqlite3.Connection) -> None:
+    """Make every chunk's search terms again unless the store records this tokenizer's version
+    (a store from before migration 0006 has none; a later tokenizer makes other terms). Call in
+    the transaction that opens the store: a search never sees a half-made index."""
+    table = "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'chunk_terms'"
+    if conn.execute(table).fetchone() is None:
+        return  # a schema before 0006, as only a test of the migrations leaves it
+    row = conn.execute("SELECT value FROM meta WHERE key = 'terms'").fetchone()
+    if row is not None and row[0] == TERMS_VERSION:
+        return
+    conn.execute("DELETE FROM chunk_terms")  # each row leaves the index by trigger
+    chunks = conn.execute("SELECT id, path, heading, content FROM chunks ORDER BY id")
+    while batch := chunks.fetchmany(TERMS_BATCH):
+        insert_terms(conn, batch)
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('terms', ?)", (TERMS_VERSION,))
 
 
 def now() -> str:

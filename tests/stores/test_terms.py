@@ -1,0 +1,101 @@
+"""The tokenizer both stores rank by (stores/terms.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from docshelf.stores.migrations import migrations
+from docshelf.stores.terms import (
+    MAX_CODE_CHARS,
+    MAX_QUERY_TERMS,
+    SQLITE_TOKENIZE,
+    ChunkTerms,
+    asked_terms,
+    query_terms,
+    stem,
+    terms,
+)
+
+
+def test_words_are_lower_cased_and_stemmed_and_codes_are_one_term_beside_their_words() -> None:
+    assert terms("Retrying the Payments") == ["retri", "the", "payment"]
+    assert terms("LEDGER-409 failed") == ["ledger", "409", "ledger-409", "fail"]
+    assert terms("use --sync-interval 5") == ["us", "sync", "interv", "sync-interval", "5"]
+    assert terms("allow s3:PutObject.") == ["allow", "s3", "putobject", "s3:putobject"]
+    assert terms("max_connections=10") == ["max", "connect", "max_connections", "10"]
+    assert terms("v1.2.3 or user@example.com") == [
+        *("v1", "2", "3", "v1.2.3", "or", "user", "exampl", "com", "user@example.com"),
+    ]
+
+
+def test_a_slash_separates_and_edges_are_trimmed() -> None:
+    assert terms("docs/runbooks/payments.md") == [
+        *("doc", "runbook", "payment", "md", "payments.md"),
+    ]
+    assert terms("__init__ -x- (end).") == ["init", "x", "end"]
+
+
+def test_short_and_long_words_are_not_stemmed() -> None:
+    assert stem("is") == "is"
+    assert stem("s") == "s"
+    assert terms("30 s.") == ["30", "s"]
+    long = "a" * 70 + "ing"
+    assert stem(long) == long
+
+
+def test_a_long_code_is_only_its_words() -> None:
+    code = "-".join(["part"] * 20)
+    assert len(code) > MAX_CODE_CHARS
+    assert terms(code) == ["part"] * 20
+
+
+def test_non_ascii_words_are_terms() -> None:
+    assert terms("Größe der Datei") == ["größe", "der", "datei"]
+    assert terms("東京 タワー") == ["東京", "タワー"]
+
+
+def test_a_query_asks_for_distinct_terms_without_stop_words() -> None:
+    assert query_terms("What is the LEDGER-409 error? The ledger!") == [
+        *("ledger", "409", "ledger-409", "error"),
+    ]
+    assert query_terms("how do I do it") == []
+    # A stop word inside a code stays in the code.
+    assert query_terms("the-end") == ["end", "the-end"]
+    many = " ".join(f"word{i}" for i in range(100))
+    assert len(query_terms(many)) == MAX_QUERY_TERMS
+
+
+def test_a_chunks_terms_are_weighted_by_column() -> None:
+    made = ChunkTerms.of("docs/pay.md", "Payment timeout", "The payment timeout is 30 s")
+    assert made.length == 4 + 2 + 6
+    terms_, tfs = made.weighted()
+    assert dict(zip(terms_, tfs, strict=True))["payment"] == 2.0 + 1.0
+    assert dict(zip(terms_, tfs, strict=True))[stem("pay")] == 3.0
+    assert terms_ == sorted(terms_)
+
+
+def test_the_rarer_terms_are_asked_first() -> None:
+    found = [("aws", 60), ("lambda", 5), ("missing", 0), ("half", 50)]
+    assert asked_terms(found, 100) == (["lambda"], ["aws", "lambda", "half"])
+    assert asked_terms([("aws", 60)], 100) == ([], ["aws"])
+
+
+def test_the_migration_tokenizes_as_the_module_says() -> None:
+    sql = dict((name, text) for _, name, text in migrations("sqlite"))["0006_terms.sql"]
+    assert f'tokenize = "{SQLITE_TOKENIZE}"' in sql
+
+
+@given(st.text(max_size=300))
+def test_fts5_tokens_are_the_terms_exactly(text: str) -> None:
+    # What the store gives FTS5 (the terms, one space between two) is tokenized back into the
+    # very same terms, so FTS5's counts are the counts PostgreSQL keeps.
+    conn = sqlite3.connect(":memory:")
+    conn.execute(f'CREATE VIRTUAL TABLE t USING fts5 (c, tokenize = "{SQLITE_TOKENIZE}")')
+    conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab (t, 'instance')")
+    made = terms(text)
+    conn.execute("INSERT INTO t (rowid, c) VALUES (1, ?)", (" ".join(made),))
+    tokens = [term for (term,) in conn.execute("SELECT term FROM v ORDER BY offset")]
+    assert tokens == made
