@@ -286,6 +286,7 @@ class Indexed:
     docs: Docs
     result: IndexResult
     size: int
+    embedded_anew: int | None = None  # of the inputs taken from the SQLite store, if so
 
 
 class Stamps:
@@ -856,7 +857,7 @@ def hnsw_trials(result: SetResult, embedder: CachingEmbedder, location: str) -> 
     for ef in EF_SEARCHES:
         with PostgresStore.open(location, model_id=None, dim=None, ef_search=ef) as store:
             hits, found = answers(store)
-        differ = sum(hits[q] != exact[q] for q, _ in questions.queries)
+        differ = sum(places(hits[q]) != places(exact[q]) for q, _ in questions.queries)
         recall = statistics.fmean(
             len(found[q] & exact_found[q]) / max(1, len(exact_found[q]))
             for q, _ in questions.queries
@@ -945,7 +946,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             url = postgres(spec.name)
             vectors = StoredVectors(embedder.inner, indexed.store, indexed.workspace)
             on_postgres = index_set(args.eval, spec, url, vectors)
-            progress(f"{spec.name} (PostgreSQL): {vectors.embedded} inputs embedded anew")
+            on_postgres.embedded_anew = vectors.embedded
             result = run_set(spec, questions, on_postgres, embedder, sweep=False)
             results.append(result)
             if args.hnsw:
@@ -1017,6 +1018,12 @@ def report(
         print_sweep([r for r in results if r.candidates is not None], swept)
 
 
+def places(hits: Sequence[Hit]) -> list[tuple[str, int, int]]:
+    """Where the excerpts are, in order (their scores may differ in the last bits: pgvector and
+    numpy sum a cosine in other orders)."""
+    return [(h.path, h.start_line, h.end_line) for h in hits]
+
+
 # The goal: the two stores' figures within this much of each other on every set.
 PARITY = 0.01
 
@@ -1040,7 +1047,7 @@ def print_parity(results: Sequence[SetResult]) -> None:
         gaps = [abs(x.hit - y.hit), abs(x.mrr - y.mrr)]
         if x.span is not None and y.span is not None:
             gaps.append(abs(x.span - y.span))
-        differ = sum(a.hybrid[q] != b.hybrid[q] for q, _ in a.questions.queries)
+        differ = sum(places(a.hybrid[q]) != places(b.hybrid[q]) for q, _ in a.questions.queries)
         cells = [name, *(f"{figure(s.hit)} / {figure(s.mrr)} / {figure(s.span)}" for s in (x, y))]
         cells += [f"{max(gaps):.3f}", f"{differ}/{len(a.questions.queries)}"]
         cells.append("met" if max(gaps) <= PARITY else "MISSED")
@@ -1086,6 +1093,11 @@ def describe(fusion: Fusion) -> str:
 def print_set(result: SetResult) -> None:
     indexed, questions = result.indexed, result.questions
     r = indexed.result
+    taken = (
+        f"; its vectors taken from the SQLite store, {indexed.embedded_anew} embedded anew"
+        if indexed.embedded_anew is not None
+        else ""
+    )
     skipped = ", ".join(f"{s.path} ({s.reason})" for s in r.skipped) or "none"
     mapped = sum("\r" in f.text or f.text.startswith("\ufeff") for f in indexed.docs.files)
     n_spans = sum(len(s) for s in questions.spans.values())
@@ -1095,7 +1107,7 @@ def print_set(result: SetResult) -> None:
         f"{len(indexed.docs.files)} files, {indexed.size / 1e6:.1f} MB, {r.chunks} chunks "
         f"(this run embedded {r.embedded}"
         + (", the ref was already indexed" if r.already_indexed else f", reused {r.reused}")
-        + f"); skipped: {skipped}; with CR line ends or a byte order mark: {mapped}. "
+        + f"{taken}); skipped: {skipped}; with CR line ends or a byte order mark: {mapped}. "
         + f"{len(questions.queries)} queries"
         + (f", {n_spans} gold spans." if n_spans else ", no spans.")
     )
@@ -1129,7 +1141,8 @@ def verdicts(result: SetResult) -> list[str]:
     for metric, label, mine, theirs in comparisons(result.spec.name, hybrid, result.rows):
         word = "met" if mine > theirs else ("MISSED (tie)" if mine == theirs else "MISSED")
         lines.append(
-            f"{word}: {result.spec.name}, {metric}: hybrid {mine:.3f} vs {label} {theirs:.3f}"
+            f"{word}: {result.spec.name} ({result.store}), {metric}: hybrid {mine:.3f} vs "
+            f"{label} {theirs:.3f}"
         )
     return lines
 

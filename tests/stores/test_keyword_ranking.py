@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from docshelf.chunking import chunk_file
+from docshelf.embedders.local import LocalEmbedder
 from docshelf.rows import ChunkRow
+from docshelf.search import Searcher
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.stores.postgres import PostgresStore
 from docshelf.stores.terms import BM25_B, BM25_K1, BM25_WEIGHTS, ChunkTerms, query_terms
@@ -239,3 +241,33 @@ def test_statistics_follow_every_write_prune_and_failed_write(location: str) -> 
         check_text_statistics(location)
         store.replace_doc_chunks("ws", "r3", rows(3))
         check_text_statistics(location)
+
+
+@pytest.fixture(scope="module")
+def model() -> LocalEmbedder:
+    return LocalEmbedder()
+
+
+@pytest.mark.parametrize(
+    "query", ["LEDGER-409", "What does the error LEDGER-409 mean?", "ledger-409 duplicate"]
+)
+def test_hybrid_search_with_the_real_model_puts_the_exact_code_first(
+    location: str, model: LocalEmbedder, query: str
+) -> None:
+    # The model's vectors place the three ledger passages close together; the code, one rare
+    # term, puts its own passage first on both stores.
+    with open_store(location, model_id=model.model_id, dim=model.dim) as store:
+        rows_ = [
+            ChunkRow(
+                r.path, r.chunk, r.heading, r.content, r.start_line, r.end_line, r.content_hash, v
+            )
+            for r, v in zip(
+                CODES,
+                model.embed([f"{r.path}\n{r.heading}\n\n{r.content}" for r in CODES]),
+                strict=True,
+            )
+        ]
+        store.replace_doc_chunks("ws", "r1", rows_)
+        store.set_current("ws", "r1")
+        answer = Searcher(store, model, "ws").search(query, 5)
+    assert (answer.hits[0].path, answer.hits[0].start_line) == ("docs/errors/ledger.md", 1)

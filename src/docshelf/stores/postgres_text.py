@@ -56,13 +56,15 @@ _WRITE_STATS_SQL = (
     "WHERE workspace = %(workspace)s AND ref = %(ref)s HAVING count(*) > 0"
 )
 
+# The ref's totals and how many of its chunks hold each asked term. Each term is looked up alone
+# through the primary key (LATERAL), whatever the planner's statistics say of the table.
 _COUNTS_SQL = (
-    "SELECT (SELECT chunks FROM docs_ref_stats WHERE workspace = %(workspace)s AND ref = %(ref)s), "
-    "(SELECT length FROM docs_ref_stats WHERE workspace = %(workspace)s AND ref = %(ref)s), "
-    "coalesce((SELECT array_agg(term) FROM docs_term_lists WHERE workspace = %(workspace)s "
-    "AND ref = %(ref)s AND term = ANY(%(terms)s::text[])), '{}'), "
-    "coalesce((SELECT array_agg(chunks) FROM docs_term_lists WHERE workspace = %(workspace)s "
-    "AND ref = %(ref)s AND term = ANY(%(terms)s::text[])), '{}')"
+    "SELECT s.chunks, s.length, coalesce(array_agg(l.term) FILTER (WHERE l.term IS NOT NULL), "
+    "'{}'), coalesce(array_agg(l.chunks) FILTER (WHERE l.term IS NOT NULL), '{}') "
+    "FROM docs_ref_stats AS s CROSS JOIN unnest(%(terms)s::text[]) AS q(term) "
+    "LEFT JOIN LATERAL (SELECT term, chunks FROM docs_term_lists WHERE workspace = s.workspace "
+    "AND ref = s.ref AND term = q.term) AS l ON true "
+    "WHERE s.workspace = %(workspace)s AND s.ref = %(ref)s GROUP BY s.chunks, s.length"
 )
 
 # BM25 summed over the lists of the asked terms, written in the order of FTS5's bm25() (idf *
@@ -73,8 +75,9 @@ _TEXT_SEARCH = (
     "WITH q AS (SELECT * FROM unnest(%(terms)s::text[], %(idfs)s::float8[]) AS q(term, idf)), "
     "scored AS (SELECT u.id, sum(q.idf * ((u.tf::float8 * %(k1_plus_one)s) / (u.tf::float8 + "
     "%(k1)s * (%(one_minus_b)s + %(b)s * u.len::float8 / %(avgdl)s)))) AS score "
-    "FROM q JOIN docs_term_lists AS l ON l.workspace = %(workspace)s AND l.ref = %(ref)s "
-    "AND l.term = q.term CROSS JOIN LATERAL unnest(l.ids, l.tfs, l.lengths) AS u(id, tf, len) "
+    "FROM q CROSS JOIN LATERAL (SELECT ids, tfs, lengths FROM docs_term_lists "
+    "WHERE workspace = %(workspace)s AND ref = %(ref)s AND term = q.term) AS l "
+    "CROSS JOIN LATERAL unnest(l.ids, l.tfs, l.lengths) AS u(id, tf, len) "
     "{among} GROUP BY u.id), "
     "cut AS (SELECT min(score) AS score FROM "
     "(SELECT score FROM scored ORDER BY score DESC LIMIT %(k)s) AS best) "
@@ -109,6 +112,10 @@ def write_term_lists(cur: Cursor, workspace: str, ref: str) -> None:
     )
     cur.execute(_WRITE_LISTS_SQL, params)
     cur.execute(_WRITE_STATS_SQL, params)
+    # Fresh statistics for the planner, as for the chunks (postgres.py): a table it has never
+    # analysed looks empty.
+    cur.execute("ANALYZE docs_term_lists")
+    cur.execute("ANALYZE docs_ref_stats")
 
 
 def search_text(
