@@ -61,8 +61,8 @@ from docshelf.search import Searcher
 from docshelf.stores import open_store
 from tests.embedders.openai_server import EmbeddingsServer, Reply
 from tests.support.gitrepo import Repo
-from tests.support.text_stats import check_text_statistics
 from tests.support.indexing import MODEL, FakeEmbedder, section_doc
+from tests.support.text_stats import check_text_statistics
 
 DOCSHELF = Path(sys.executable).with_name("docshelf")
 
