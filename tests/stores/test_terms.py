@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 from hypothesis import given
@@ -21,13 +22,14 @@ from docshelf.stores.terms import (
 
 
 def test_words_are_lower_cased_and_stemmed_and_codes_are_one_term_beside_their_words() -> None:
+    # The words in order, then the codes in order.
     assert terms("Retrying the Payments") == ["retri", "the", "payment"]
-    assert terms("LEDGER-409 failed") == ["ledger", "409", "ledger-409", "fail"]
-    assert terms("use --sync-interval 5") == ["us", "sync", "interv", "sync-interval", "5"]
+    assert terms("LEDGER-409 failed") == ["ledger", "409", "fail", "ledger-409"]
+    assert terms("use --sync-interval 5") == ["us", "sync", "interv", "5", "sync-interval"]
     assert terms("allow s3:PutObject.") == ["allow", "s3", "putobject", "s3:putobject"]
-    assert terms("max_connections=10") == ["max", "connect", "max_connections", "10"]
+    assert terms("max_connections=10") == ["max", "connect", "10", "max_connections"]
     assert terms("v1.2.3 or user@example.com") == [
-        *("v1", "2", "3", "v1.2.3", "or", "user", "exampl", "com", "user@example.com"),
+        *("v1", "2", "3", "or", "user", "exampl", "com", "v1.2.3", "user@example.com"),
     ]
 
 
@@ -36,6 +38,31 @@ def test_a_slash_separates_and_edges_are_trimmed() -> None:
         *("doc", "runbook", "payment", "md", "payments.md"),
     ]
     assert terms("__init__ -x- (end).") == ["init", "x", "end"]
+    assert terms("__init__.py a--b e.g.") == [
+        "init",
+        "py",
+        "a",
+        "b",
+        "e",
+        "g",
+        "init__.py",
+        "a--b",
+        "e.g",
+    ]
+
+
+@given(st.text(alphabet=st.sampled_from("ab1_-.:@ /Ü\n"), max_size=80))
+def test_codes_are_the_trimmed_spans_of_two_words_or_more(text: str) -> None:
+    # The codes, found in one pass, are what the rule says: each run of words and joiners with
+    # no space, trimmed of joiners, when it holds two words or more.
+    spans = re.findall(r"[\w\-:.@]+", text.lower())
+    want = [
+        s.strip("-_:.@")
+        for s in spans
+        if len(re.findall(r"[^\W_]+", s)) > 1 and len(s.strip("-_:.@")) <= MAX_CODE_CHARS
+    ]
+    words = re.findall(r"[^\W_]+", text.lower())
+    assert terms(text) == [stem(w) for w in words] + want
 
 
 def test_short_and_long_words_are_not_stemmed() -> None:

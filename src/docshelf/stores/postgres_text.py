@@ -68,13 +68,16 @@ _COUNTS_SQL = (
 )
 
 # BM25 summed over the lists of the asked terms, written in the order of FTS5's bm25() (idf *
-# ((tf * (k1 + 1)) / (tf + k1 * (1 - b + b * length / avgdl)))), so the two stores' scores agree
-# to the last bits. Only the candidates scoring at least the k-th best (ties included) are joined
-# to their rows, to break ties by path and chunk as SQLite does.
+# ((tf * (k1 + 1)) / (tf + k1 * (1 - b + b * length / avgdl)))) and summed in the query's order
+# of terms, as FTS5 sums its phrases: the two stores' scores agree to the last bits, and a chunk
+# scores the same however many others are ranked beside it. Only the candidates scoring at least
+# the k-th best (ties included) are joined to their rows, to break ties by path and chunk as
+# SQLite does.
 _TEXT_SEARCH = (
-    "WITH q AS (SELECT * FROM unnest(%(terms)s::text[], %(idfs)s::float8[]) AS q(term, idf)), "
+    "WITH q AS (SELECT * FROM unnest(%(terms)s::text[], %(idfs)s::float8[]) "
+    "WITH ORDINALITY AS q(term, idf, ord)), "
     "scored AS (SELECT u.id, sum(q.idf * ((u.tf::float8 * %(k1_plus_one)s) / (u.tf::float8 + "
-    "%(k1)s * (%(one_minus_b)s + %(b)s * u.len::float8 / %(avgdl)s)))) AS score "
+    "%(k1)s * (%(one_minus_b)s + %(b)s * u.len::float8 / %(avgdl)s))) ORDER BY q.ord) AS score "
     "FROM q CROSS JOIN LATERAL (SELECT ids, tfs, lengths FROM docs_term_lists "
     "WHERE workspace = %(workspace)s AND ref = %(ref)s AND term = q.term) AS l "
     "CROSS JOIN LATERAL unnest(l.ids, l.tfs, l.lengths) AS u(id, tf, len) "

@@ -30,7 +30,7 @@ import snowballstemmer
 # The tokenizer's version, recorded in each store: a store whose terms were made by another
 # version has them made again when it is opened (stores/sqlite.py, stores/postgres.py), so that
 # the query's terms and the stored ones always come from the same rules.
-TERMS_VERSION = "1"
+TERMS_VERSION = "2"
 
 # BM25 as FTS5's bm25() computes it (fts5_aux.c), on both stores: k1 = 1.2, b = 0.75, idf =
 # ln((N - n + 0.5) / (n + 0.5)), an idf at or below 0 counting as 1e-6, a term's frequency the
@@ -71,6 +71,10 @@ STOP_WORDS = frozenset(_STOP_LIST.split())
 _WORD = re.compile(r"[^\W_]+")
 _SPAN = re.compile(r"[\w" + re.escape(CODE_JOINERS) + r"]+")
 _JOINER_EDGES = CODE_JOINERS + "_"
+# A code as one match: a word, then joiners and a word, once or more (the span trimmed). It
+# starts only where a word starts, and its quantifiers never give back: one pass over the text.
+_CODE = re.compile(r"(?<![^\W_])[^\W_]++(?:[" + re.escape(CODE_JOINERS) + r"]++[^\W_]++)+")
+_STEMS: dict[str, str] = {}
 
 # Distinct words seen by one process are few (tens of thousands for a large corpus), and
 # stemming is the tokenizer's main cost: each is stemmed once.
@@ -94,16 +98,21 @@ def stem(word: str) -> str:
 
 
 def terms(text: str) -> list[str]:
-    """The terms of `text` in order: each word stemmed, and after the words of a code, the code
-    itself (stop words included: they count in the length)."""
-    found: list[str] = []
-    for span in _SPAN.findall(text.lower()):
-        words = _WORD.findall(span)
-        found.extend(stem(w) for w in words)
-        code = span.strip(_JOINER_EDGES)
-        if len(words) > 1 and len(code) <= MAX_CODE_CHARS:
-            found.append(code)
+    """The terms of `text`: each word stemmed, in order (stop words included: they count in the
+    length), then each code, in order. Written as two passes of a pattern over the whole text,
+    the indexer's hot loop: a word's stem comes from a dict once seen."""
+    lower = text.lower()
+    stems = _STEMS
+    found = [stems.get(w) or _stem_new(w) for w in _WORD.findall(lower)]
+    found += [c for c in _CODE.findall(lower) if len(c) <= MAX_CODE_CHARS]
     return found
+
+
+def _stem_new(word: str) -> str:
+    if len(_STEMS) >= STEM_CACHE_WORDS:
+        _STEMS.clear()
+    _STEMS[word] = made = stem(word)
+    return made
 
 
 def query_terms(query: str) -> list[str]:
