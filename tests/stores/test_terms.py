@@ -106,8 +106,10 @@ def test_a_chunks_terms_are_weighted_by_column() -> None:
 
 def test_the_rarer_terms_are_asked_first() -> None:
     found = [("aws", 60), ("lambda", 5), ("missing", 0), ("half", 50)]
-    assert asked_terms(found, 100) == (["lambda"], ["aws", "lambda", "half"])
-    assert asked_terms([("aws", 60)], 100) == ([], ["aws"])
+    assert asked_terms(found, 100) == [["lambda"], ["aws", "lambda", "half"]]
+    assert asked_terms([("aws", 60)], 100) == [["aws"]]
+    assert asked_terms([("lambda", 5)], 100) == [["lambda"]]
+    assert asked_terms([("missing", 0)], 100) == []
 
 
 def test_the_migration_tokenizes_as_the_module_says() -> None:

@@ -140,12 +140,8 @@ def search_text(
         return []
     chunks, length, found, holding = int(row[0]), int(row[1]), row[2], row[3]
     held = dict(zip(found, holding, strict=True))
-    rare, every = asked_terms(((t, int(held.get(t, 0))) for t in asked), chunks)
-    tries = [rare] if rare else []
-    if every != rare:
-        tries.append(every)
     hits: list[StoredHit] = []
-    for kept in tries:
+    for kept in asked_terms(((t, int(held.get(t, 0))) for t in asked), chunks):
         params.update(
             terms=kept,
             idfs=[bm25_idf(chunks, int(held[t])) for t in kept],

@@ -715,11 +715,7 @@ def _fts_matches(conn: sqlite3.Connection, asked: Sequence[str]) -> list[str]:
         (term, _first_int(conn.execute("SELECT doc FROM chunks_vocab WHERE term = ?", (term,))))
         for term in asked
     ]
-    rare, held = asked_terms(holding, chunks)
-    tries = [rare] if rare else []
-    if held != rare:
-        tries.append(held)
-    return [" OR ".join(f'"{t}"' for t in terms) for terms in tries]
+    return [" OR ".join(f'"{t}"' for t in terms) for terms in asked_terms(holding, chunks)]
 
 
 def _first_int(cursor: sqlite3.Cursor) -> int:

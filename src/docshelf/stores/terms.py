@@ -168,10 +168,11 @@ def bm25_idf(chunks: int, holding: int) -> float:
     return idf if idf > 0.0 else BM25_MIN_IDF
 
 
-def asked_terms(found: Iterable[tuple[str, int]], chunks: int) -> tuple[list[str], list[str]]:
-    """Of the query's terms and how many of the `chunks` chunks hold each: the terms to rank by
-    first (those fewer than half of the chunks hold), and every term some chunk holds, to rank
-    by when the first do not find k chunks.
+def asked_terms(found: Iterable[tuple[str, int]], chunks: int) -> list[list[str]]:
+    """Of the query's terms and how many of the `chunks` chunks hold each, the sets of terms to
+    rank by, in turn until one finds k chunks: those fewer than half of the chunks hold, then
+    every term some chunk holds (each set given only when it has a term and differs from the
+    one before).
 
     A term that half the chunks hold or more has an idf at or below 0, which BM25 counts as
     1e-6: a chunk holding only such terms scores below any chunk holding a rarer one, so when
@@ -180,4 +181,8 @@ def asked_terms(found: Iterable[tuple[str, int]], chunks: int) -> tuple[list[str
     like "aws" in AWS's guides). Both stores follow this rule."""
     held = [(term, holding) for term, holding in found if holding > 0]
     rare = [term for term, holding in held if 2 * holding < chunks]
-    return rare, [term for term, _ in held]
+    every = [term for term, _ in held]
+    tries = [rare] if rare else []
+    if every and every != rare:
+        tries.append(every)
+    return tries
