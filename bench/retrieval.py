@@ -102,12 +102,12 @@ from docshelf.embedders.local import LocalEmbedder
 from docshelf.indexer import Indexer, IndexResult, Progress, content_hash
 from docshelf.rows import StoredHit, Vector
 from docshelf.search import Fusion, Hit, Mode, Searcher
-from docshelf.stores import SQLiteStore, open_store
+from docshelf.stores import SQLiteStore, bm25, open_store
 from docshelf.stores import postgres as postgres_store
-from docshelf.stores import sqlite as sqlite_store
+from docshelf.stores.bm25 import RefLists
 from docshelf.stores.common import query_vector
 from docshelf.stores.postgres import PostgresStore
-from docshelf.stores.terms import BM25_WEIGHTS
+from docshelf.stores.terms import BM25_WEIGHTS, ChunkTerms, query_terms
 from docshelf.workspace import DirectoryWorkspace, Docs, Selection
 from report import cpu_model, markdown_table, postgres_server, version
 
@@ -732,22 +732,45 @@ def sweep(results: Sequence[SetResult]) -> list[tuple[Trial, dict[str, Scores]]]
 
 
 def refetch_text(result: SetResult, weights: tuple[float, float, float]) -> Candidates:
-    """The text candidates again, with bm25's (path, heading, content) columns weighted
-    `weights` on the SQLite store (its bm25() call is read at each search; restored
-    afterwards). On PostgreSQL the weights are part of the stored frequencies, so the sweep
-    runs on SQLite."""
+    """The text candidates again, with BM25's (path, heading, content) columns weighted
+    `weights`: the ref's lists made again in memory from its chunks with those weights, and
+    ranked by the stores' own code (stores/bm25.py). The weights are part of the stored
+    frequencies on both stores, so the stored lists cannot serve."""
     assert result.candidates is not None
-    kept = sqlite_store._BM25_RANK
-    sqlite_store._BM25_RANK = f"bm25(chunks_fts, {', '.join(str(w) for w in weights)})"
+    indexed = result.indexed
+    assert isinstance(indexed.store, SQLiteStore)
+    conn = sqlite3.connect(indexed.store.path)
     try:
-        text = {
-            q: result.indexed.store.search_text(
-                result.indexed.workspace, result.indexed.ref, query, SWEEP_DEPTH
-            )
-            for q, query in result.questions.queries
-        }
+        chunks = conn.execute(
+            "SELECT id, path, chunk, heading, content, start_line, end_line FROM chunks "
+            "WHERE workspace = ? AND ref = ?",
+            (indexed.workspace, indexed.ref),
+        ).fetchall()
     finally:
-        sqlite_store._BM25_RANK = kept
+        conn.close()
+    by_id = {c[0]: c for c in chunks}
+
+    def entry(chunk: tuple[Any, ...]) -> tuple[int, list[str], list[float], int]:
+        made = ChunkTerms.of(chunk[1], chunk[3], chunk[4])
+        return (chunk[0], *made.weighted(weights), made.length)
+
+    made = RefLists.of(entry(c) for c in chunks)
+    held = {term: len(found) for term, found in made.lists.items()}
+    text = {}
+    for q, query in result.questions.queries:
+        ids, scores = bm25.ranked(
+            query_terms(query),
+            held,
+            made.chunks,
+            made.length,
+            SWEEP_DEPTH,
+            lambda terms: [(t, made.lists[t]) for t in terms],
+        )
+        places = [(i, by_id[i][1], by_id[i][2]) for i in ids.tolist()]
+        text[q] = [
+            StoredHit.from_columns(by_id[i][1:], score)
+            for i, score in bm25.top(ids, scores, places, SWEEP_DEPTH)
+        ]
     return Candidates(result.candidates.vector, text)
 
 

@@ -335,9 +335,8 @@ class Searcher:
     def rank_scopes(self, query: str, scopes: Sequence[Scope], k: int, mode: Mode) -> list[Hit]:
         """The k best distinct passages of all of `scopes` for `query`, by `mode`, ranked
         together: each ranking's candidates are the best of every scope's by score (cosine
-        similarity, and BM25: the same formula over the same terms on both stores, from the
-        whole store's statistics on SQLite and each ref's own on PostgreSQL, so comparable
-        across workspaces), then fused once."""
+        similarity, and BM25: the same formula over the same terms on both stores, from each
+        ref's own statistics, so comparable across workspaces), then fused once."""
         depth = max(self._fusion.candidates, CANDIDATES_PER_HIT * k)
         vector_hits: list[StoredHit] = []
         text_hits: list[StoredHit] = []

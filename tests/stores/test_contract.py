@@ -1256,7 +1256,8 @@ def test_a_store_of_schema_4_is_upgraded_and_its_refs_have_chunks_but_no_files(
         assert new.file_text("ws", "r1", "docs/a.md") is None
         assert len(new.search("ws", "r1", unit(1), 5)) == 3
         assert len(new.search("ws", "r1", unit(1), 5, paths=["docs/a.md"])) == 3
-        # The rows written before migration 0006 got their search terms when the store opened.
+        # The rows written before migration 0006 got their search terms when the store opened
+        # and the inverted lists of migration 0007.
         assert len(new.search_text("ws", "r1", "chunk", 5, paths=["docs/a.md"])) == 3
         assert new.search_text("ws", "r1", "number 2", 5)[0].chunk == 2
         new.replace_doc_chunks("ws", "r2", rows(3), files_of(2))
@@ -1264,7 +1265,7 @@ def test_a_store_of_schema_4_is_upgraded_and_its_refs_have_chunks_but_no_files(
         assert new.prune("ws", ["r2"]) == 1
     assert stored_texts(location) == 2
     folder = "postgresql" if is_postgres_url(location) else "sqlite"
-    assert [v for v, _, _ in migrations(folder)][-1] == 6
+    assert [v for v, _, _ in migrations(folder)][-1] == 7
 
 
 # -- searches over a set of paths ---------------------------------------------------------------

@@ -5,7 +5,6 @@ failed write."""
 from __future__ import annotations
 
 import json
-import math
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +17,9 @@ from docshelf.rows import ChunkRow
 from docshelf.search import Searcher
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.stores.postgres import PostgresStore
-from docshelf.stores.terms import BM25_B, BM25_K1, BM25_WEIGHTS, ChunkTerms, query_terms
+from docshelf.stores.terms import BM25_WEIGHTS
 from tests.stores.test_contract import DIM, MODEL, FailingRows, rows, unit
+from tests.support.bm25_reference import bm25
 from tests.support.text_stats import check_text_statistics
 
 Store = SQLiteStore | PostgresStore
@@ -103,35 +103,6 @@ def test_a_word_of_a_code_still_finds_it(store: Store) -> None:
     assert "docs/s3.md" in {h.path for h in store.search_text("ws", "r1", "putobject", 5)}
 
 
-def bm25(rows_of_ref: list[ChunkRow], query: str, k: int) -> dict[tuple[str, int], float]:
-    """BM25 written out from its definition (FTS5's bm25() with the column weights) over the
-    terms of `rows_of_ref`, asking for the rarer terms first and for every term when those find
-    fewer than k chunks: what both stores must compute. Scores of every matching chunk."""
-    made = {(r.path, r.chunk): ChunkTerms.of(r.path, r.heading, r.content) for r in rows_of_ref}
-    freqs = {key: dict(zip(*m.weighted(), strict=True)) for key, m in made.items()}
-    n = len(made)
-    avgdl = sum(m.length for m in made.values()) / n
-    asked = query_terms(query)
-    holding = {t: sum(1 for f in freqs.values() if t in f) for t in asked}
-    held = [t for t in asked if holding[t] > 0]
-    rare = [t for t in held if 2 * holding[t] < n]
-    for terms in (rare, held):
-        scores: dict[tuple[str, int], float] = {}
-        for key, freq in freqs.items():
-            if not any(t in freq for t in terms):
-                continue
-            score = 0.0
-            for t in terms:
-                f = freq.get(t, 0.0)
-                idf = max(math.log((n - holding[t] + 0.5) / (holding[t] + 0.5)), 0.0) or 1e-6
-                norm = 1 - BM25_B + BM25_B * made[key].length / avgdl
-                score += idf * (f * (BM25_K1 + 1) / (f + BM25_K1 * norm))
-            scores[key] = score
-        if len(scores) >= k:
-            break
-    return scores
-
-
 def test_scores_are_bm25_as_defined(store: Store) -> None:
     store.replace_doc_chunks("ws", "r1", CODES)
     assert BM25_WEIGHTS == (3.0, 2.0, 1.0)
@@ -154,6 +125,28 @@ def test_common_words_are_ranked_when_the_rarer_ones_find_too_few(store: Store) 
     assert all(h.path.startswith("docs/filler-") or h.path == "docs/ledger.md" for h in hits[1:])
     # Alone, a word most chunks hold still finds them.
     assert len(store.search_text("ws", "r1", "page", 20)) == 13
+
+
+def test_a_refs_scores_are_its_own_whatever_else_the_store_holds(store: Store) -> None:
+    # BM25's statistics are the ref's: another ref, or another workspace, full of the same words
+    # changes none of its scores (both stores; SQLite's FTS5 once counted the whole store).
+    store.replace_doc_chunks("ws", "r1", CODES)
+    queries = ["LEDGER-409", "ledger entries", "sync interval seconds", "page"]
+    alone = {
+        q: [(h.path, h.chunk, h.score) for h in store.search_text("ws", "r1", q, 8)]
+        for q in queries
+    }
+    crowd = [
+        row(f"docs/crowd-{i}.md", 0, "Ledger", "ledger ledger page sync entries 409")
+        for i in range(40)
+    ]
+    store.replace_doc_chunks("ws", "r2", crowd)
+    store.replace_doc_chunks("other", "r1", crowd + CODES)
+    for query in queries:
+        got = [(h.path, h.chunk, h.score) for h in store.search_text("ws", "r1", query, 8)]
+        assert got == alone[query], query
+        want = bm25(CODES, query, 8)
+        assert all(want[(p, c)] == pytest.approx(s, rel=1e-9) for p, c, s in got), query
 
 
 @pytest.fixture

@@ -36,6 +36,7 @@ from docshelf.stores.postgres import (
 from docshelf.stores.postgres_errors import without_password
 from docshelf.stores.terms import TERMS_VERSION
 from tests.stores.test_contract import write_raw_chunks
+from tests.support.text_stats import check_text_statistics
 
 MODEL = "test-model"
 DIM = 64
@@ -414,7 +415,7 @@ def test_a_store_of_schema_1_is_upgraded_on_open_and_keeps_its_rows(
         # The text vector was recomputed with the path: its words find the old rows.
         assert len(new.search_text("ws", "r1", "a.md", 5)) == 3
     versions = sql.execute("SELECT version FROM docs_schema_migrations ORDER BY 1").fetchall()
-    assert versions == [(1,), (2,), (3,), (4,), (5,), (6,)]
+    assert versions == [(1,), (2,), (3,), (4,), (5,), (6,), (7,)]
 
 
 def test_pins_expire_by_the_servers_clock_and_prune_deletes_expired_rows_of_its_workspace(
@@ -619,3 +620,20 @@ def _first(row: TupleRow | None) -> Any:
 def _first_two(row: TupleRow | None) -> tuple[Any, Any]:
     assert row is not None
     return row[0], row[1]
+
+
+def test_migration_7_makes_the_lists_again_from_the_chunk_rows(
+    store: PostgresStore, postgres_url: str, sql: psycopg.Connection[TupleRow]
+) -> None:
+    # A store of schema 6 holds its rows' terms and its lists as arrays: migration 0007 drops
+    # the lists and makes them again, as bytes, from those rows, for every ref.
+    store.replace_doc_chunks("ws", "r1", chunk_rows([unit(i) for i in range(5)], text="alpha"))
+    store.replace_doc_chunks("ws", "r2", chunk_rows([unit(i) for i in range(3)], path="b.md"))
+    before = [(h.path, h.chunk, h.score) for h in store.search_text("ws", "r1", "alpha a.md", 5)]
+    migration = dict((n, text) for _, n, text in migrations("postgresql"))["0007_term_bytes.sql"]
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(migration)
+    check_text_statistics(postgres_url)
+    assert sql.execute("SELECT count(DISTINCT ref) FROM docs_term_lists").fetchone() == (2,)
+    after = [(h.path, h.chunk, h.score) for h in store.search_text("ws", "r1", "alpha a.md", 5)]
+    assert after == before and len(before) == 5

@@ -22,8 +22,8 @@ from docshelf.stores import sqlite as sqlite_module
 from docshelf.stores.migrations import migrations
 from docshelf.stores.sqlite import SQLiteStore
 from docshelf.stores.sqlite_vectors import MATRIX_CACHE_REFS
-from docshelf.stores.terms import BM25_WEIGHTS, query_terms
 from tests.stores.test_contract import DIM, MODEL, rows, unit, write_raw_chunks
+from tests.support.bm25_reference import bm25
 
 
 @pytest.fixture
@@ -70,6 +70,7 @@ def test_migrations_are_recorded_in_a_version_table(store: SQLiteStore, path: Pa
         (4, "0004_selections.sql"),
         (5, "0005_file_texts.sql"),
         (6, "0006_terms.sql"),
+        (7, "0007_term_lists.sql"),
     ]
 
 
@@ -188,7 +189,7 @@ def test_a_store_of_schema_1_is_upgraded_on_open_and_keeps_its_rows(
         assert len(new.search_text("ws", "r1", "number", 5)) == 3
     with sqlite3.connect(path) as raw:
         versions = raw.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()
-    assert versions == [(1,), (2,), (3,), (4,), (5,), (6,)]
+    assert versions == [(1,), (2,), (3,), (4,), (5,), (6,), (7,)]
 
 
 def test_pins_expire_by_the_unix_clock_and_prune_deletes_expired_rows_of_its_workspace(
@@ -223,26 +224,12 @@ def test_each_workspace_has_a_private_lock_file_beside_the_store(
         assert stat.S_IMODE(os.stat(lock_file).st_mode) == 0o600
 
 
-def _exact_text_search(
-    store: SQLiteStore, workspace: str, ref: str, query: str, k: int
-) -> list[Any]:
-    """search_text's answer computed the plain way: every match joined to its row."""
-    rank = f"bm25(chunks_fts, {', '.join(str(w) for w in BM25_WEIGHTS)})"
-    conn = sqlite3.connect(store.path)
-    try:
-        found: list[Any] = []
-        for match in sqlite_module._fts_matches(conn, query_terms(query)):
-            found = conn.execute(
-                f"SELECT c.path, c.chunk, -{rank} FROM chunks_fts JOIN chunks AS c "
-                f"ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? AND c.workspace = ? "
-                f"AND c.ref = ? ORDER BY {rank}, c.path, c.chunk LIMIT ?",
-                (match, workspace, ref, k),
-            ).fetchall()
-            if len(found) == k:
-                break
-        return found
-    finally:
-        conn.close()
+def _exact_text_search(chunks: list[ChunkRow], query: str, k: int) -> list[Any]:
+    """search_text's answer computed the plain way: BM25 from its definition over the ref's
+    chunks, best first, ties by path and chunk."""
+    scores = bm25(chunks, query, k)
+    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    return [(path, chunk, score) for (path, chunk), score in ranked[:k]]
 
 
 def test_text_search_gives_the_exact_top_k_when_other_refs_crowd_the_index(
@@ -251,6 +238,7 @@ def test_text_search_gives_the_exact_top_k_when_other_refs_crowd_the_index(
     words = ["alpha", "beta", "gamma", "delta", "timeout", "payment", "owner", "deploy"]
     rng = random.Random(7)
     store = SQLiteStore.open(tmp_path / "s.sqlite3", model_id="m", dim=0)
+    of_ref: dict[str, list[ChunkRow]] = {}
     for ref, n in (("mine", 30), ("crowd-1", 300), ("crowd-2", 300)):
         rows = [
             ChunkRow(
@@ -266,12 +254,13 @@ def test_text_search_gives_the_exact_top_k_when_other_refs_crowd_the_index(
             for i in range(n)
         ]
         store.replace_doc_chunks("ws", ref, rows)
+        of_ref[ref] = rows
     for _ in range(60):
         query = " ".join(rng.sample(words, rng.randint(1, 3)))
         for k in (1, 5, 20):
             for ref in ("mine", "crowd-1"):
                 got = [(h.path, h.chunk, h.score) for h in store.search_text("ws", ref, query, k)]
-                want = _exact_text_search(store, "ws", ref, query, k)
+                want = _exact_text_search(of_ref[ref], query, k)
                 assert [(p, c) for p, c, _ in got] == [(p, c) for p, c, _ in want], query
                 assert [s for *_, s in got] == pytest.approx([s for *_, s in want])
     store.close()
@@ -289,25 +278,6 @@ def test_text_search_breaks_ties_by_path_and_chunk_even_past_its_first_pass(
     got = [h.path for h in store.search_text("ws", "ties", "same words", 5)]
     assert got == ["docs/40.md", "docs/41.md", "docs/42.md", "docs/43.md", "docs/44.md"]
     store.close()
-
-
-def test_a_text_search_over_paths_leaves_the_row_ids_out_of_fts5s_constraints(
-    store: SQLiteStore,
-) -> None:
-    # Handed `rowid IN (...)`, FTS5 would run the MATCH once per row id, computing bm25's
-    # statistics each time: seconds for a few thousand rows. The subset comes from the path index.
-    store.replace_doc_chunks("ws", "r1", rows(3))
-    rank = f"bm25(chunks_fts, {', '.join(str(w) for w in BM25_WEIGHTS)})"
-    conn = store._connect()
-    plan = " | ".join(
-        str(row[3])
-        for row in conn.execute(
-            "EXPLAIN QUERY PLAN " + sqlite_module._TEXT_SEARCH_IN_PATHS_SQL.format(rank=rank),
-            ('"chunk"', "ws", "r1", '["docs/a.md"]', 5, 5),
-        )
-    )
-    assert "SCAN chunks_fts VIRTUAL TABLE INDEX 0:M" in plan, plan
-    assert "COVERING INDEX chunks_by_path (workspace=? AND ref=? AND path=?)" in plan, plan
 
 
 def _open_at(path: str, start: float, writer: bool) -> str:

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import re
-import sqlite3
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from docshelf.stores.migrations import migrations
 from docshelf.stores.terms import (
     MAX_CODE_CHARS,
     MAX_QUERY_TERMS,
-    SQLITE_TOKENIZE,
     ChunkTerms,
     asked_terms,
     query_terms,
@@ -110,21 +107,3 @@ def test_the_rarer_terms_are_asked_first() -> None:
     assert asked_terms([("aws", 60)], 100) == [["aws"]]
     assert asked_terms([("lambda", 5)], 100) == [["lambda"]]
     assert asked_terms([("missing", 0)], 100) == []
-
-
-def test_the_migration_tokenizes_as_the_module_says() -> None:
-    sql = dict((name, text) for _, name, text in migrations("sqlite"))["0006_terms.sql"]
-    assert f'tokenize = "{SQLITE_TOKENIZE}"' in sql
-
-
-@given(st.text(max_size=300))
-def test_fts5_tokens_are_the_terms_exactly(text: str) -> None:
-    # What the store gives FTS5 (the terms, one space between two) is tokenized back into the
-    # very same terms, so FTS5's counts are the counts PostgreSQL keeps.
-    conn = sqlite3.connect(":memory:")
-    conn.execute(f'CREATE VIRTUAL TABLE t USING fts5 (c, tokenize = "{SQLITE_TOKENIZE}")')
-    conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab (t, 'instance')")
-    made = terms(text)
-    conn.execute("INSERT INTO t (rowid, c) VALUES (1, ?)", (" ".join(made),))
-    tokens = [term for (term,) in conn.execute("SELECT term FROM v ORDER BY offset")]
-    assert tokens == made

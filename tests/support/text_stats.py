@@ -1,7 +1,7 @@
 """A check that a store's keyword statistics agree with its chunks, for the store tests and the
 kill rounds: every chunk's terms are the tokenizer's terms of its text, and on PostgreSQL every
 ref's inverted lists and totals are exactly what its chunk rows make (none for a ref without
-rows); on SQLite the full-text index passes FTS5's own integrity check against chunk_terms."""
+rows), on SQLite as on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sqlite3
 import psycopg
 
 from docshelf.stores import is_postgres_url
+from docshelf.stores.bm25 import TermList
 from docshelf.stores.postgres_text import term_columns
 from docshelf.stores.terms import TERMS_VERSION, ChunkTerms
 
@@ -27,12 +28,37 @@ def _check_sqlite(location: str) -> None:
         assert conn.execute("SELECT value FROM meta WHERE key = 'terms'").fetchone() == (
             TERMS_VERSION,
         )
-        chunks = conn.execute("SELECT id, path, heading, content FROM chunks ORDER BY id")
-        made = [(i, *ChunkTerms.of(p, h, c).texts()) for i, p, h, c in chunks]
-        stored = conn.execute("SELECT id, path, heading, content FROM chunk_terms ORDER BY id")
-        assert stored.fetchall() == made
-        # With rank 1, FTS5 also checks the index against its content table, row by row.
-        conn.execute("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)")
+        refs = conn.execute("SELECT DISTINCT workspace, ref FROM chunks").fetchall()
+        want_lists: dict[tuple[str, str, str], tuple[int, list[int], list[float], list[int]]] = {}
+        want_totals: dict[tuple[str, str], tuple[int, int]] = {}
+        for workspace, ref in refs:
+            chunks = conn.execute(
+                "SELECT id, path, heading, content FROM chunks WHERE workspace = ? AND ref = ? "
+                "ORDER BY id",
+                (workspace, ref),
+            ).fetchall()
+            total = 0
+            for chunk_id, path, heading, content in chunks:
+                made = ChunkTerms.of(path, heading, content)
+                total += made.length
+                for term, tf in zip(*made.weighted(), strict=True):
+                    n, ids, tfs, lengths = want_lists.setdefault(
+                        (workspace, ref, term), (0, [], [], [])
+                    )
+                    ids.append(chunk_id)
+                    tfs.append(tf)
+                    lengths.append(made.length)
+                    want_lists[(workspace, ref, term)] = (n + 1, ids, tfs, lengths)
+            want_totals[(workspace, ref)] = (len(chunks), total)
+        totals = conn.execute("SELECT workspace, ref, chunks, length FROM ref_stats")
+        assert {(w, r): (n, t) for w, r, n, t in totals} == want_totals
+        stored = {}
+        for w, r, t, n, ids, tfs, lengths in conn.execute(
+            "SELECT workspace, ref, term, chunks, ids, tfs, lengths FROM term_lists"
+        ):
+            found = TermList.of_blobs(ids, tfs, lengths)
+            stored[(w, r, t)] = (n, found.ids.tolist(), found.tfs.tolist(), found.lengths.tolist())
+        assert stored == want_lists
     finally:
         conn.close()
 
@@ -59,8 +85,11 @@ def _check_postgres(location: str) -> None:
         stored = conn.execute(
             "SELECT workspace, ref, term, chunks, ids, tfs, lengths FROM docs_term_lists"
         ).fetchall()
-        assert all(n == len(ids) for _, _, _, n, ids, _, _ in stored)
+        decoded = {(w, r, t): (n, TermList.of_blobs(*blobs)) for w, r, t, n, *blobs in stored}
+        assert all(n == len(found) for n, found in decoded.values())
         assert {
-            (w, r, t): list(zip(ids, tfs, lengths, strict=True))
-            for w, r, t, _, ids, tfs, lengths in stored
+            key: list(
+                zip(found.ids.tolist(), found.tfs.tolist(), found.lengths.tolist(), strict=True)
+            )
+            for key, (_, found) in decoded.items()
         } == lists

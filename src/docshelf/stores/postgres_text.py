@@ -1,15 +1,17 @@
 """The PostgreSQL store's keyword ranking: BM25 over docshelf's terms (stores/terms.py), from
-statistics kept per ref, scored as SQLite's FTS5 bm25() scores the same terms.
+inverted lists kept per ref, scored by the code that scores SQLite's (stores/bm25.py).
 
 - A chunk row carries its distinct terms, their column-weighted frequencies and its length
   (`term_columns`, written by the COPY of the chunks).
 - In the same transaction, `write_term_lists` builds the ref's inverted lists (docs_term_lists:
-  per term, how many chunks hold it, and their ids, frequencies and lengths) and its totals
-  (docs_ref_stats). A prune deletes both with the chunks; a killed write leaves none of them.
+  per term, how many chunks hold it, and their ids, frequencies and lengths as big-endian bytes,
+  made in SQL by int8send, float4send and int4send) and its totals (docs_ref_stats). A prune
+  deletes both with the chunks; a killed write leaves none of them.
 - A search (`search_text`) reads the counts of the query's terms, keeps those worth ranking by
   (terms.asked_terms, the rule SQLite follows too: the rarer terms first, every term when those
-  find fewer than k), computes their idf from the ref's N, and sums BM25 over their lists in SQL:
-  the cost is the length of those lists, never the ref's size.
+  find fewer than k), reads their lists through the primary key and scores them with numpy
+  (bm25.ranked): the cost is the length of those lists, never the ref's size. Only the chunks
+  scoring at least the k-th best are read, their paths first, to break ties by path and chunk.
 - `make_terms` fills the terms of rows written before migration 0006 (or by another version of
   the tokenizer) when a store is opened, in one transaction.
 """
@@ -19,19 +21,14 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+import numpy as np
 import psycopg
 from psycopg.rows import TupleRow
 
 from docshelf.rows import StoredHit
-from docshelf.stores.terms import (
-    BM25_B,
-    BM25_K1,
-    TERMS_VERSION,
-    ChunkTerms,
-    asked_terms,
-    bm25_idf,
-    query_terms,
-)
+from docshelf.stores import bm25
+from docshelf.stores.bm25 import TermList
+from docshelf.stores.terms import TERMS_VERSION, ChunkTerms, query_terms
 
 Connection = psycopg.Connection[TupleRow]
 Cursor = psycopg.Cursor[TupleRow]
@@ -45,8 +42,10 @@ TERMS_LOCK_KEY = 0x7465726D73
 # The ref's inverted lists and totals, from its chunk rows (workspace, ref as named parameters).
 _WRITE_LISTS_SQL = (
     "INSERT INTO docs_term_lists (workspace, ref, term, chunks, ids, tfs, lengths) "
-    "SELECT %(workspace)s, %(ref)s, t.term, count(*), array_agg(c.id ORDER BY c.id), "
-    "array_agg(t.tf ORDER BY c.id), array_agg(c.length ORDER BY c.id) "
+    "SELECT %(workspace)s, %(ref)s, t.term, count(*), "
+    "string_agg(int8send(c.id), ''::bytea ORDER BY c.id), "
+    "string_agg(float4send(t.tf), ''::bytea ORDER BY c.id), "
+    "string_agg(int4send(c.length), ''::bytea ORDER BY c.id) "
     "FROM docs_chunks AS c CROSS JOIN LATERAL unnest(c.terms, c.tfs) AS t(term, tf) "
     "WHERE c.workspace = %(workspace)s AND c.ref = %(ref)s GROUP BY t.term"
 )
@@ -67,33 +66,15 @@ _COUNTS_SQL = (
     "WHERE s.workspace = %(workspace)s AND s.ref = %(ref)s GROUP BY s.chunks, s.length"
 )
 
-# BM25 summed over the lists of the asked terms, written in the order of FTS5's bm25() (idf *
-# ((tf * (k1 + 1)) / (tf + k1 * (1 - b + b * length / avgdl)))) and summed in the query's order
-# of terms, as FTS5 sums its phrases: the two stores' scores agree to the last bits, and a chunk
-# scores the same however many others are ranked beside it. Only the candidates scoring at least
-# the k-th best (ties included) are joined to their rows, to break ties by path and chunk as
-# SQLite does.
-_TEXT_SEARCH = (
-    "WITH q AS (SELECT * FROM unnest(%(terms)s::text[], %(idfs)s::float8[]) "
-    "WITH ORDINALITY AS q(term, idf, ord)), "
-    "scored AS (SELECT u.id, sum(q.idf * ((u.tf::float8 * %(k1_plus_one)s) / (u.tf::float8 + "
-    "%(k1)s * (%(one_minus_b)s + %(b)s * u.len::float8 / %(avgdl)s))) ORDER BY q.ord) AS score "
-    "FROM q CROSS JOIN LATERAL (SELECT ids, tfs, lengths FROM docs_term_lists "
-    "WHERE workspace = %(workspace)s AND ref = %(ref)s AND term = q.term) AS l "
-    "CROSS JOIN LATERAL unnest(l.ids, l.tfs, l.lengths) AS u(id, tf, len) "
-    "{among} GROUP BY u.id), "
-    "cut AS (SELECT min(score) AS score FROM "
-    "(SELECT score FROM scored ORDER BY score DESC LIMIT %(k)s) AS best) "
-    "SELECT c.path, c.chunk, c.heading, c.content, c.start_line, c.end_line, s.score "
-    "FROM scored AS s JOIN docs_chunks AS c ON c.id = s.id "
-    "WHERE s.score >= (SELECT score FROM cut) "
-    'ORDER BY s.score DESC, c.path COLLATE "C", c.chunk LIMIT %(k)s'
+_READ_LISTS_SQL = (
+    "SELECT term, ids, tfs, lengths FROM docs_term_lists "
+    "WHERE workspace = %(workspace)s AND ref = %(ref)s AND term = ANY(%(terms)s::text[])"
 )
-TEXT_SEARCH_SQL = _TEXT_SEARCH.format(among="")
-TEXT_SEARCH_IN_PATHS_SQL = _TEXT_SEARCH.format(
-    among="WHERE u.id IN (SELECT id FROM docs_chunks WHERE workspace = %(workspace)s "
-    "AND ref = %(ref)s AND path = ANY(%(paths)s::text[]))"
+_AMONG_SQL = (
+    "SELECT id FROM docs_chunks WHERE workspace = %(workspace)s AND ref = %(ref)s "
+    "AND path = ANY(%(paths)s::text[]) ORDER BY id"
 )
+_HIT_COLUMNS = "id, path, chunk, heading, content, start_line, end_line"
 
 
 def term_columns(path: str, heading: str, content: str) -> tuple[list[str], list[float], int]:
@@ -130,7 +111,8 @@ def search_text(
     paths: Collection[str] | None,
 ) -> list[StoredHit]:
     """The k chunks of `ref` (of `paths`, when given) that best match `query` by BM25, best
-    first, scored over the whole ref either way."""
+    first, scored over the whole ref either way: the lists of the query's terms are read through
+    the primary key and scored with numpy (stores/bm25.py), as on SQLite."""
     asked = query_terms(query)
     if not asked or k < 1:
         return []
@@ -139,26 +121,28 @@ def search_text(
     if row is None or not row[0]:
         return []
     chunks, length, found, holding = int(row[0]), int(row[1]), row[2], row[3]
-    held = dict(zip(found, holding, strict=True))
-    hits: list[StoredHit] = []
-    for kept in asked_terms(((t, int(held.get(t, 0))) for t in asked), chunks):
-        params.update(
-            terms=kept,
-            idfs=[bm25_idf(chunks, int(held[t])) for t in kept],
-            k1_plus_one=BM25_K1 + 1.0,
-            k1=BM25_K1,
-            one_minus_b=1.0 - BM25_B,
-            b=BM25_B,
-            avgdl=length / chunks if length else 1.0,
-            k=k,
-        )
-        sql = TEXT_SEARCH_SQL
-        if paths is not None:
-            params["paths"] = sorted(set(paths))
-            sql = TEXT_SEARCH_IN_PATHS_SQL
-        hits = [StoredHit.from_columns(r[:6], r[6]) for r in conn.execute(sql, params)]
-        if len(hits) == k:
-            break
+    held = {t: int(n) for t, n in zip(found, holding, strict=True)}
+    among = None
+    if paths is not None:
+        subset = {**params, "paths": sorted(set(paths))}
+        among = np.array(conn.execute(_AMONG_SQL, subset).fetchall(), dtype=np.int64).reshape(-1)
+
+    def read(terms: list[str]) -> list[tuple[str, TermList]]:
+        rows = conn.execute(_READ_LISTS_SQL, {**params, "terms": terms}).fetchall()
+        return [(term, TermList.of_blobs(*blobs)) for term, *blobs in rows]
+
+    ids, scores = bm25.ranked(asked, held, chunks, length, k, read, among)
+    if len(ids) == 0:
+        return []
+    places = conn.execute(
+        "SELECT id, path, chunk FROM docs_chunks WHERE id = ANY(%s)", (ids.tolist(),)
+    ).fetchall()
+    chosen = dict(bm25.top(ids, scores, places, k))
+    rows = conn.execute(
+        f"SELECT {_HIT_COLUMNS} FROM docs_chunks WHERE id = ANY(%s)", (list(chosen),)
+    ).fetchall()
+    hits = [StoredHit.from_columns(r[1:], chosen[r[0]]) for r in rows]
+    hits.sort(key=lambda h: (-h.score, h.path, h.chunk))
     return hits
 
 

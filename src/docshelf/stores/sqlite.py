@@ -1,17 +1,18 @@
-"""The embedded store: one SQLite file, exact vector search with numpy, full text with FTS5.
+"""The embedded store: one SQLite file, exact vector search and BM25 with numpy.
 
 - WAL mode, so searches go on while an index is written; every write is one IMMEDIATE
   transaction, so a ref has all of its rows or none, and a failure leaves the old rows.
 - Vectors are float32 blobs. A search multiplies the query by the ref's matrix, loaded once and
   kept in memory, and never stale (sqlite_vectors.py).
-- Full text: FTS5 over the terms of path, heading and content (stores/terms.py, the terms
-  PostgreSQL ranks too), ranked by bm25(); a query leaves out the terms half the chunks hold.
+- Full text: BM25 over each ref's inverted lists of the terms of path, heading and content
+  (stores/terms.py, stores/bm25.py: the terms, lists and scoring PostgreSQL has too), kept as
+  blobs per ref and term (term_lists) and written in the transaction of the ref's chunks; a
+  query leaves out the terms half the chunks hold.
 - Each indexed file's text is kept per ref, each distinct text once (file_texts, by its hash;
   ref_files lists each ref's files), written in the transaction of the ref's chunks.
 - A search limited to a set of paths ranks only their chunks, scored as in a search of the whole
-  ref: the vector search masks the cached matrix, the text search ranks only the matches among
-  the subset's rows (found through the (workspace, ref, path) index, by a json_each() of the
-  paths).
+  ref: the vector search masks the cached matrix, the text search keeps only the subset's ids
+  of each list (found through the (workspace, ref, path) index, by a json_each() of the paths).
 - Each thread has its own connection: sqlite3 connections must not be shared across threads.
 - Pins are rows whose lease is unix seconds from time.time(); a prune reads them inside its own
   IMMEDIATE transaction, which every other writer (add_pin among them) waits for.
@@ -29,13 +30,13 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from docshelf.errors import StoreError
 from docshelf.rows import ChunkRow, FileRow, StoredFile, StoredHit, Vector
-from docshelf.stores import sqlite_lock
+from docshelf.stores import bm25, sqlite_lock
+from docshelf.stores.bm25 import TermList
 from docshelf.stores.common import (
     check_lease,
     check_model,
@@ -46,9 +47,16 @@ from docshelf.stores.common import (
     row_embedding,
 )
 from docshelf.stores.migrations import migrations
-from docshelf.stores.sqlite_schema import insert_terms, make_terms, migrate, now
+from docshelf.stores.sqlite_schema import (
+    ChunkEntry,
+    chunk_terms,
+    make_terms,
+    migrate,
+    now,
+    write_lists,
+)
 from docshelf.stores.sqlite_vectors import HALF_PRECISION_MIN_ROWS, MatrixCache, top_k
-from docshelf.stores.terms import BM25_WEIGHTS, asked_terms, query_terms
+from docshelf.stores.terms import query_terms
 
 # Seconds a connection waits for another process's write to finish before it gives up: an index
 # write of a large ref takes a few seconds; a minute means something is stuck.
@@ -60,41 +68,11 @@ BUSY_TIMEOUT_SECONDS = 60.0
 # until BUSY_TIMEOUT_SECONDS have passed.
 WAL_RETRY_SECONDS = 0.01
 
-# search_text joins the best this-many-times-k matches of the whole full-text index to their rows
-# first: enough for the current ref and a pinned one or two to share the prefix.
-TEXT_PREFIX_PER_HIT = 4
-
-# A longer prefix than this goes straight to the join of every match (SQLite allows 32766
-# parameters in one statement).
-MAX_TEXT_PREFIX = 8000
+# Chunk ids read per statement (SQLite allows 32766 parameters in one).
+MAX_IDS_PER_READ = 8000
 
 # Files written per executemany of a replace: the texts of a batch are held in memory at once.
 FILE_BATCH = 500
-
-# The text search over the chunks of a set of paths (MATCH, workspace, ref, paths, k, k).
-# - The paths come as one JSON array, one parameter however many there are (SQLite allows 32766
-#   parameters); the subset's row ids come from the (workspace, ref, path) index, and SQLite
-#   keeps them in an ephemeral index for the IN.
-# - The unary plus keeps `rowid IN` from being handed to FTS5 as a constraint: FTS5 would then
-#   run the MATCH once per row id, and compute bm25's statistics each time (seconds for a few
-#   thousand rows). As a plain filter, it leaves bm25 to the matches of the subset alone.
-# - The matches are materialised once; only those that score at least as well as the k-th best
-#   (ties included) are joined to their rows, to break ties by path and chunk.
-# So a subset costs the scan of the words' matches, bm25 of its own matches and a join of about
-# k rows: a few files' chunks are ranked in milliseconds, and a subset as large as the ref costs
-# about what the first pass of a search of the whole ref does.
-# bm25 with the column weights above, as every text search ranks.
-_BM25_RANK = f"bm25(chunks_fts, {', '.join(str(w) for w in BM25_WEIGHTS)})"
-
-_TEXT_SEARCH_IN_PATHS_SQL = (
-    f"WITH m AS MATERIALIZED (SELECT rowid AS id, {_BM25_RANK} AS score FROM chunks_fts "
-    "WHERE chunks_fts MATCH ? AND +rowid IN (SELECT id FROM chunks "
-    "WHERE workspace = ? AND ref = ? AND path IN (SELECT value FROM json_each(?)))), "
-    "cut AS (SELECT max(score) AS score FROM (SELECT score FROM m ORDER BY score LIMIT ?)) "
-    "SELECT c.path, c.chunk, c.heading, c.content, c.start_line, c.end_line, -m.score "
-    "FROM m JOIN chunks AS c ON c.id = m.id WHERE m.score <= (SELECT score FROM cut) "
-    "ORDER BY m.score, c.path, c.chunk LIMIT ?"
-)
 
 _SELECT_HIT = "SELECT id, path, chunk, heading, content, start_line, end_line FROM chunks"
 
@@ -261,15 +239,21 @@ class SQLiteStore:
         """
         with self._transaction(f"writing ref {ref} of workspace {workspace}") as conn:
             conn.execute("DELETE FROM chunks WHERE workspace = ? AND ref = ?", (workspace, ref))
-            for row in rows:
-                cursor = conn.execute(
-                    "INSERT INTO chunks (workspace, ref, path, chunk, heading, content, "
-                    "start_line, end_line, content_hash, embedding) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (workspace, ref, *row.columns(), self._blob(row)),
-                )
-                assert cursor.lastrowid is not None
-                insert_terms(conn, [(cursor.lastrowid, row.path, row.heading, row.content)])
+
+            def written() -> Iterator[ChunkEntry]:
+                # Each row is inserted as the lists take its terms: the rows are never all held
+                # in memory, only the lists' compact arrays.
+                for row in rows:
+                    cursor = conn.execute(
+                        "INSERT INTO chunks (workspace, ref, path, chunk, heading, content, "
+                        "start_line, end_line, content_hash, embedding) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (workspace, ref, *row.columns(), self._blob(row)),
+                    )
+                    assert cursor.lastrowid is not None
+                    yield chunk_terms(cursor.lastrowid, row.path, row.heading, row.content)
+
+            write_lists(conn, workspace, ref, written())
             conn.execute("DELETE FROM ref_files WHERE workspace = ? AND ref = ?", (workspace, ref))
             remaining = iter(files)
             while batch := list(islice(remaining, FILE_BATCH)):
@@ -320,6 +304,8 @@ class SQLiteStore:
             by_ref = [(workspace, r) for r in gone]
             conn.executemany("DELETE FROM chunks WHERE workspace = ? AND ref = ?", by_ref)
             conn.executemany("DELETE FROM ref_files WHERE workspace = ? AND ref = ?", by_ref)
+            conn.executemany("DELETE FROM term_lists WHERE workspace = ? AND ref = ?", by_ref)
+            conn.executemany("DELETE FROM ref_stats WHERE workspace = ? AND ref = ?", by_ref)
             conn.execute(
                 "DELETE FROM selections WHERE workspace = ? AND ref NOT IN "
                 "(SELECT ref FROM chunks WHERE workspace = ?)",
@@ -580,80 +566,83 @@ class SQLiteStore:
         k: int,
         paths: Collection[str] | None = None,
     ) -> list[StoredHit]:
-        """The k chunks of `ref` that best match the words of `query` (bm25), best first; with
+        """The k chunks of `ref` that best match the words of `query` by BM25, best first; with
         `paths`, the k best of the chunks of those paths, each scored as in a search of all
-        (bm25's statistics are the whole index's either way).
+        (the statistics are the ref's either way).
 
-        The full-text index holds every ref; joining each match to its row to keep the ref's
-        costs more than ranking them (35 against 11 ms for 12,700 matches of 19,347 chunks). So
-        the best TEXT_PREFIX_PER_HIT * k matches of the whole index are joined first: when k of
-        them belong to the ref, and the k-th does not tie the last of the prefix, they are the
-        ref's k best, since every better one of the ref is in the prefix. Otherwise (other refs
-        crowd the prefix) all matches are joined. A search over a set of paths goes the other
-        way round (_TEXT_SEARCH_IN_PATHS_SQL): it ranks only the matches among the subset's
-        rows, found first through the (workspace, ref, path) index.
+        The ref's lists of the query's terms are read through their index and scored with numpy
+        (stores/bm25.py): the cost is the length of those lists. Only the chunks scoring at
+        least the k-th best are read, their paths first to break ties by path and chunk.
         """
         asked = query_terms(query)
         if not asked or k < 1 or (paths is not None and not paths):
             return []
-        found: list[Any] = []
-        with self._errors("searching the full-text index"), _snapshot(self._connect()):
-            conn = self._connect()
-            for match in _fts_matches(conn, asked):
-                found = _ranked(conn, workspace, ref, match, k, paths)
-                if len(found) == k:
-                    break
-        return [StoredHit.from_columns(row[:6], row[6]) for row in found]
+        conn = self._connect()
+        with self._errors("searching the full-text index"), _snapshot(conn):
+            return _text_hits(conn, workspace, ref, asked, k, paths)
 
     def _forget(self, workspace: str, ref: str) -> None:
         self._matrices.forget(workspace, ref)
 
 
-def _ranked(
+def _text_hits(
     conn: sqlite3.Connection,
     workspace: str,
     ref: str,
-    match: str,
+    asked: Sequence[str],
     k: int,
     paths: Collection[str] | None,
-) -> list[Any]:
-    """The k best rows of `ref` (of `paths`) for the FTS5 query `match`, best first."""
-    rank = _BM25_RANK
-    prefix = TEXT_PREFIX_PER_HIT * k
-    found: list[Any] = []
-    complete = False
+) -> list[StoredHit]:
+    """The k best chunks of `ref` (of `paths`) for the terms `asked`, best first."""
+    stats = conn.execute(
+        "SELECT chunks, length FROM ref_stats WHERE workspace = ? AND ref = ?", (workspace, ref)
+    ).fetchone()
+    if stats is None:
+        return []
+    of_ref = (workspace, ref)
+    held = dict(
+        conn.execute(
+            "SELECT term, chunks FROM term_lists WHERE workspace = ? AND ref = ? "
+            f"AND term IN ({','.join('?' * len(asked))})",
+            (*of_ref, *asked),
+        ).fetchall()
+    )
+    among = None
     if paths is not None:
-        among = json.dumps(sorted(set(paths)), ensure_ascii=False)
-        found = conn.execute(
-            _TEXT_SEARCH_IN_PATHS_SQL,
-            (match, workspace, ref, among, k, k),
-        ).fetchall()
-        complete = True
-    elif prefix <= MAX_TEXT_PREFIX:
-        best = conn.execute(
-            f"SELECT rowid, {rank} FROM chunks_fts WHERE chunks_fts MATCH ? "
-            f"ORDER BY {rank} LIMIT ?",
-            (match, prefix),
-        ).fetchall()
-        marks = ",".join("?" * len(best))
+        subset = json.dumps(sorted(set(paths)), ensure_ascii=False)
+        among = np.array(
+            conn.execute(
+                "SELECT id FROM chunks WHERE workspace = ? AND ref = ? "
+                "AND path IN (SELECT value FROM json_each(?)) ORDER BY id",
+                (*of_ref, subset),
+            ).fetchall(),
+            dtype=np.int64,
+        ).reshape(-1)
+
+    def read(terms: list[str]) -> Iterator[tuple[str, TermList]]:
         rows = conn.execute(
-            f"SELECT path, chunk, heading, content, start_line, end_line, id FROM chunks "
-            f"WHERE id IN ({marks}) AND workspace = ? AND ref = ?",
-            (*(rowid for rowid, _ in best), workspace, ref),
+            "SELECT term, ids, tfs, lengths FROM term_lists WHERE workspace = ? AND ref = ? "
+            f"AND term IN ({','.join('?' * len(terms))})",
+            (*of_ref, *terms),
+        )
+        return ((term, TermList.of_blobs(*blobs)) for term, *blobs in rows)
+
+    ids, scores = bm25.ranked(asked, held, int(stats[0]), int(stats[1]), k, read, among)
+    places: list[tuple[int, str, int]] = []
+    for start in range(0, len(ids), MAX_IDS_PER_READ):
+        part = ids[start : start + MAX_IDS_PER_READ].tolist()
+        places += conn.execute(
+            f"SELECT id, path, chunk FROM chunks WHERE id IN ({','.join('?' * len(part))})", part
         ).fetchall()
-        score = dict(best)
-        rows.sort(key=lambda r: (score[r[6]], r[0], r[1]))
-        found = [(*r[:6], -score[r[6]]) for r in rows[:k]]
-        complete = len(best) < prefix or (len(found) == k and score[rows[k - 1][6]] != best[-1][1])
-    if not complete:
-        found = conn.execute(
-            f"SELECT c.path, c.chunk, c.heading, c.content, c.start_line, c.end_line, "
-            f"-{rank} FROM chunks_fts JOIN chunks AS c ON c.id = chunks_fts.rowid "
-            f"WHERE chunks_fts MATCH ? AND c.workspace = ? AND c.ref = ? "
-            f"ORDER BY {rank}, c.path, c.chunk LIMIT ?",
-            (match, workspace, ref, k),
-        ).fetchall()
-    return found
+    chosen = dict(bm25.top(ids, scores, places, k))
+    if not chosen:
+        return []
+    rows = conn.execute(
+        f"{_SELECT_HIT} WHERE id IN ({','.join('?' * len(chosen))})", list(chosen)
+    ).fetchall()
+    hits = [StoredHit.from_columns(row[1:], chosen[row[0]]) for row in rows]
+    hits.sort(key=lambda h: (-h.score, h.path, h.chunk))
+    return hits
 
 
 def _use_wal(conn: sqlite3.Connection) -> None:
@@ -704,20 +693,3 @@ def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
     finally:
         if conn.in_transaction:
             conn.execute("COMMIT")
-
-
-def _fts_matches(conn: sqlite3.Connection, asked: Sequence[str]) -> list[str]:
-    """The FTS5 queries to try in turn (terms.asked_terms): the chunks holding any of the rarer
-    of the `asked` terms, then, when those are fewer than k, any term some chunk holds. Each
-    term is quoted, so FTS5 operators in a query are only text; a term holds no quote."""
-    chunks = _first_int(conn.execute("SELECT count(*) FROM chunks"))
-    holding = [
-        (term, _first_int(conn.execute("SELECT doc FROM chunks_vocab WHERE term = ?", (term,))))
-        for term in asked
-    ]
-    return [" OR ".join(f'"{t}"' for t in terms) for terms in asked_terms(holding, chunks)]
-
-
-def _first_int(cursor: sqlite3.Cursor) -> int:
-    row = cursor.fetchone()
-    return 0 if row is None or row[0] is None else int(row[0])

@@ -1,7 +1,7 @@
 """The SQLite store's schema: its versioned migrations (migrations/sqlite/), applied inside the
 IMMEDIATE transaction that opens the store, the model and width it records once, and the
-chunks' search terms (stores/terms.py), made again in that transaction whenever they come from
-another version of the tokenizer."""
+inverted lists of each ref's search terms (stores/terms.py, stores/bm25.py), made again in that
+transaction whenever they come from another version of the tokenizer."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
+from docshelf.stores.bm25 import RefLists
 from docshelf.stores.common import check_schema, no_store
 from docshelf.stores.terms import TERMS_VERSION, ChunkTerms
 
-# Chunks whose terms are made again per batch, when a store's terms are out of date: their texts
-# are held in memory at once.
-TERMS_BATCH = 500
+# A chunk as its ref's inverted lists take it (bm25.RefLists.of).
+ChunkEntry = tuple[int, list[str], list[float], int]
 
 
 def migrate(
@@ -56,32 +56,54 @@ def migrate(
     return meta["model_id"], int(meta["dim"])
 
 
-def insert_terms(conn: sqlite3.Connection, chunks: Iterable[tuple[int, str, str, str]]) -> None:
-    """Write the search terms of `chunks` (row id, path, heading, content); the full-text index
-    follows by trigger."""
+def chunk_terms(chunk_id: int, path: str, heading: str, content: str) -> ChunkEntry:
+    """A chunk's entry in its ref's lists: id, distinct terms, weighted frequencies, length."""
+    made = ChunkTerms.of(path, heading, content)
+    terms, tfs = made.weighted()
+    return chunk_id, terms, tfs, made.length
+
+
+def write_lists(
+    conn: sqlite3.Connection, workspace: str, ref: str, entries: Iterable[ChunkEntry]
+) -> None:
+    """Make `entries` (chunk_terms of each chunk) the whole of `ref`'s inverted lists and
+    totals. Call in the transaction that writes the ref's chunks."""
+    conn.execute("DELETE FROM term_lists WHERE workspace = ? AND ref = ?", (workspace, ref))
+    conn.execute("DELETE FROM ref_stats WHERE workspace = ? AND ref = ?", (workspace, ref))
+    made = RefLists.of(entries)
+    if made.chunks == 0:
+        return
+    conn.execute(
+        "INSERT INTO ref_stats (workspace, ref, chunks, length) VALUES (?, ?, ?, ?)",
+        (workspace, ref, made.chunks, made.length),
+    )
     conn.executemany(
-        "INSERT INTO chunk_terms (id, path, heading, content) VALUES (?, ?, ?, ?)",
-        (
-            (rowid, *ChunkTerms.of(path, heading, content).texts())
-            for rowid, path, heading, content in chunks
-        ),
+        "INSERT INTO term_lists (workspace, ref, term, chunks, ids, tfs, lengths) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        ((workspace, ref, term, len(found), *found.blobs()) for term, found in made.lists.items()),
     )
 
 
 def make_terms(conn: sqlite3.Connection) -> None:
-    """Make every chunk's search terms again unless the store records this tokenizer's version
-    (a store from before migration 0006 has none; a later tokenizer makes other terms). Call in
-    the transaction that opens the store: a search never sees a half-made index."""
-    table = "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'chunk_terms'"
+    """Make every ref's inverted lists and totals again unless the store records this
+    tokenizer's version (a store from before migration 0007 has none; a later tokenizer makes
+    other terms). Call in the transaction that opens the store: a search never sees half-made
+    lists."""
+    table = "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'term_lists'"
     if conn.execute(table).fetchone() is None:
-        return  # a schema before 0006, as only a test of the migrations leaves it
+        return  # a schema before 0007, as only a test of the migrations leaves it
     row = conn.execute("SELECT value FROM meta WHERE key = 'terms'").fetchone()
     if row is not None and row[0] == TERMS_VERSION:
         return
-    conn.execute("DELETE FROM chunk_terms")  # each row leaves the index by trigger
-    chunks = conn.execute("SELECT id, path, heading, content FROM chunks ORDER BY id")
-    while batch := chunks.fetchmany(TERMS_BATCH):
-        insert_terms(conn, batch)
+    conn.execute("DELETE FROM term_lists")
+    conn.execute("DELETE FROM ref_stats")
+    refs = conn.execute("SELECT DISTINCT workspace, ref FROM chunks").fetchall()
+    for workspace, ref in refs:
+        chunks = conn.execute(
+            "SELECT id, path, heading, content FROM chunks WHERE workspace = ? AND ref = ?",
+            (workspace, ref),
+        )
+        write_lists(conn, workspace, ref, (chunk_terms(*row) for row in chunks))
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('terms', ?)", (TERMS_VERSION,))
 
 

@@ -1,5 +1,5 @@
-"""The words both stores rank by: one tokenizer, so that SQLite's FTS5 and PostgreSQL score the
-same terms with the same BM25 and answer a text search alike.
+"""The words both stores rank by: one tokenizer, so that SQLite and PostgreSQL score the same
+terms with the same BM25 (stores/bm25.py) and answer a text search alike.
 
 - A word is a run of letters and digits, lower-cased and stemmed (the Porter stemmer, as FTS5's
   `porter` tokenizer stemmed before); stop words are indexed (they count in a chunk's length)
@@ -11,10 +11,8 @@ same terms with the same BM25 and answer a text search alike.
   and a question naming one of its words still finds it.
 - `/` separates (a path's folders and a URL's parts are words and codes of their own).
 
-SQLite gets the terms as text, one space between them, in an FTS5 table whose `ascii`
-tokenizer keeps the code joiners inside a token (SQLITE_TOKENIZE below): its tokens are these
-terms exactly. PostgreSQL gets each chunk's distinct terms with their weighted counts, and keeps
-the per-ref inverted lists and lengths that BM25 needs (stores/postgres.py).
+Each store keeps, per ref, the inverted lists of these terms: for each term the chunks holding
+it, with its column-weighted frequency in each and each one's length (stores/bm25.py).
 """
 
 from __future__ import annotations
@@ -52,10 +50,8 @@ MAX_QUERY_TERMS = 64
 # asks for); its words still are.
 MAX_CODE_CHARS = 64
 
-# The characters that join words into one code. FTS5's ascii tokenizer is told to keep them in
-# a token, and no term holds any other ASCII punctuation, so FTS5's tokens are our terms.
+# The characters that join words into one code.
 CODE_JOINERS = "-_:.@"
-SQLITE_TOKENIZE = f"ascii tokenchars '{CODE_JOINERS}'"
 
 # Words too common to rank by, never asked for: without this, "how do I ..." matches every
 # chunk and ranks thousands of rows.
@@ -142,20 +138,19 @@ class ChunkTerms:
     def of(cls, path: str, heading: str, content: str) -> ChunkTerms:
         return cls(terms(path), terms(heading), terms(content))
 
-    def texts(self) -> tuple[str, str, str]:
-        """Each column's terms as FTS5 is given them: one space between two."""
-        return " ".join(self.path), " ".join(self.heading), " ".join(self.content)
-
     @property
     def length(self) -> int:
         """BM25's length of the chunk: its number of terms in all columns."""
         return len(self.path) + len(self.heading) + len(self.content)
 
-    def weighted(self) -> tuple[list[str], list[float]]:
-        """The distinct terms, sorted, and each one's frequency weighted by column."""
+    def weighted(
+        self, weights: tuple[float, float, float] = BM25_WEIGHTS
+    ) -> tuple[list[str], list[float]]:
+        """The distinct terms, sorted, and each one's frequency weighted by column (path,
+        heading, content)."""
         counts: dict[str, float] = {}
         columns = (self.path, self.heading, self.content)
-        for weight, column in zip(BM25_WEIGHTS, columns, strict=True):
+        for weight, column in zip(weights, columns, strict=True):
             for term in column:
                 counts[term] = counts.get(term, 0.0) + weight
         order = sorted(counts)

@@ -1,0 +1,196 @@
+"""BM25 over a ref's inverted lists, scored with numpy: the keyword ranking of both stores.
+
+- A ref's lists (`RefLists.of`) hold, per term, the ids of the ref's chunks that hold it, in
+  ascending order, with the term's column-weighted frequency in each and each one's length in
+  terms (stores/terms.py makes the terms). The ref's chunk count and total length are BM25's N
+  and mean length: the statistics are the ref's own, so a ref ranks alike whatever else the
+  store holds.
+- A search (`best`) reads the lists of the query's few terms and sums each chunk's score over
+  them alone, in the query's order of terms: its cost is the length of those lists, never the
+  ref's size, and it scores nothing it does not return a candidate for.
+- The formula is FTS5's bm25() (fts5_aux.c): idf * (tf * (k1 + 1)) / (tf + k1 * (1 - b + b *
+  length / avgdl)), idf = ln((N - n + 0.5) / (n + 0.5)), at or below 0 counting as 1e-6.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from docshelf.stores.terms import BM25_B, BM25_K1, asked_terms, bm25_idf
+
+# How both stores keep a list as bytes: each id, frequency and length big-endian, as PostgreSQL's
+# int8send, float4send and int4send write them (its lists are made in SQL). Weighted frequencies
+# are small sums of the column weights: float32 holds them exactly.
+IDS_DTYPE = np.dtype(">i8")
+TFS_DTYPE = np.dtype(">f4")
+LENGTHS_DTYPE = np.dtype(">i4")
+
+# Scores are summed into one slot per id between the smallest and the largest id of the lists
+# when that span is at most this many times the number of entries (a ref's ids are mostly
+# consecutive); otherwise the ids are sorted into slots first.
+DENSE_SPAN_PER_ENTRY = 8
+
+
+@dataclass(frozen=True, slots=True)
+class TermList:
+    """The chunks of a ref holding one term: their ids (ascending), the term's weighted
+    frequency in each, and each one's length."""
+
+    ids: npt.NDArray[np.int64]
+    tfs: npt.NDArray[np.float32]
+    lengths: npt.NDArray[np.int32]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def blobs(self) -> tuple[bytes, bytes, bytes]:
+        return (
+            self.ids.astype(IDS_DTYPE).tobytes(),
+            self.tfs.astype(TFS_DTYPE).tobytes(),
+            self.lengths.astype(LENGTHS_DTYPE).tobytes(),
+        )
+
+    @classmethod
+    def of_blobs(cls, ids: bytes, tfs: bytes, lengths: bytes) -> TermList:
+        return cls(
+            np.frombuffer(ids, dtype=IDS_DTYPE).astype(np.int64),
+            np.frombuffer(tfs, dtype=TFS_DTYPE).astype(np.float32),
+            np.frombuffer(lengths, dtype=LENGTHS_DTYPE).astype(np.int32),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RefLists:
+    """A ref's inverted lists and totals."""
+
+    chunks: int
+    length: int
+    lists: dict[str, TermList]
+
+    @classmethod
+    def of(cls, chunks: Iterable[tuple[int, Sequence[str], Sequence[float], int]]) -> RefLists:
+        """The lists of chunks given as (id, distinct terms, their weighted frequencies,
+        length), in any order."""
+        vocabulary: dict[str, int] = {}
+        term_of = array("q")
+        ids = array("q")
+        tfs = array("f")
+        lengths = array("i")
+        count = total = 0
+        for chunk_id, terms, weights, length in chunks:
+            count += 1
+            total += length
+            for term in terms:
+                term_of.append(vocabulary.setdefault(term, len(vocabulary)))
+            n = len(terms)
+            ids.extend([chunk_id] * n)
+            tfs.extend(weights)
+            lengths.extend([length] * n)
+        if not vocabulary:
+            return cls(count, total, {})
+        by_term = np.frombuffer(term_of, dtype=np.int64)
+        all_ids = np.frombuffer(ids, dtype=np.int64)
+        order = np.lexsort((all_ids, by_term))
+        by_term, all_ids = by_term[order], all_ids[order]
+        all_tfs = np.frombuffer(tfs, dtype=np.float32)[order]
+        all_lengths = np.frombuffer(lengths, dtype=np.int32)[order]
+        starts = np.flatnonzero(np.r_[True, by_term[1:] != by_term[:-1]])
+        ends = np.r_[starts[1:], len(by_term)]
+        names = list(vocabulary)
+        lists = {
+            names[by_term[s]]: TermList(all_ids[s:e], all_tfs[s:e], all_lengths[s:e])
+            for s, e in zip(starts.tolist(), ends.tolist(), strict=True)
+        }
+        return cls(count, total, lists)
+
+
+def best(
+    lists: Sequence[tuple[float, TermList]],
+    chunks: int,
+    length: int,
+    k: int,
+    among: npt.NDArray[np.int64] | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """The ids and BM25 scores of the chunks that score at least as well as the k-th best (ties
+    included, so that the caller can break them by path and chunk), for the terms of `lists`
+    (each with its idf, in the query's order) in a ref of `chunks` chunks of total `length`;
+    with `among` (sorted ids), only those chunks. Unordered."""
+    avgdl = length / chunks if length else 1.0
+    parts_ids: list[npt.NDArray[np.int64]] = []
+    parts_scores: list[npt.NDArray[np.float64]] = []
+    for idf, found in lists:
+        ids, tfs, lengths = found.ids, found.tfs.astype(np.float64), found.lengths
+        if among is not None:
+            keep = np.isin(ids, among, assume_unique=True)
+            ids, tfs, lengths = ids[keep], tfs[keep], lengths[keep]
+        norm = BM25_K1 * ((1.0 - BM25_B) + BM25_B * lengths.astype(np.float64) / avgdl)
+        parts_ids.append(ids)
+        parts_scores.append(idf * ((tfs * (BM25_K1 + 1.0)) / (tfs + norm)))
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+    if not parts_ids or k < 1:
+        return empty
+    all_ids = np.concatenate(parts_ids)
+    if len(all_ids) == 0:
+        return empty
+    # bincount adds each slot's weights in the order given: each chunk's score is summed in the
+    # query's order of terms, as FTS5 sums its phrases.
+    all_scores = np.concatenate(parts_scores)
+    low, high = int(all_ids.min()), int(all_ids.max())
+    if high - low < DENSE_SPAN_PER_ENTRY * len(all_ids):
+        slots = all_ids - low
+        sums = np.bincount(slots, weights=all_scores)
+        held = np.bincount(slots) > 0
+        ids_out = np.flatnonzero(held).astype(np.int64) + low
+        scores = sums[held]
+    else:
+        ids_out, inverse = np.unique(all_ids, return_inverse=True)
+        scores = np.bincount(inverse, weights=all_scores)
+    if len(scores) > k:
+        cut = np.partition(scores, len(scores) - k)[len(scores) - k]
+        keep = scores >= cut
+        ids_out, scores = ids_out[keep], scores[keep]
+    return ids_out.astype(np.int64), scores.astype(np.float64)
+
+
+def ranked(
+    asked: Sequence[str],
+    held: Mapping[str, int],
+    chunks: int,
+    length: int,
+    k: int,
+    read: Callable[[list[str]], Iterable[tuple[str, TermList]]],
+    among: npt.NDArray[np.int64] | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """`best` for the query's terms `asked` in a ref of `chunks` chunks of total `length`, of
+    which `held` says how many hold each term: the sets of terms of terms.asked_terms in turn,
+    until one finds k chunks. `read` gives the lists of the terms it is given (each list is read
+    once)."""
+    lists: dict[str, TermList] = {}
+    found = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+    for kept in asked_terms(((t, held.get(t, 0)) for t in asked), chunks):
+        wanted = [t for t in kept if t not in lists]
+        if wanted:
+            lists.update(read(wanted))
+        scored = [(bm25_idf(chunks, held[t]), lists[t]) for t in kept]
+        found = best(scored, chunks, length, k, among)
+        if len(found[0]) >= k:
+            break
+    return found
+
+
+def top(
+    ids: npt.NDArray[np.int64],
+    scores: npt.NDArray[np.float64],
+    places: Iterable[tuple[int, str, int]],
+    k: int,
+) -> list[tuple[int, float]]:
+    """The k best of `ids` by `scores`, ties broken by path and chunk (`places`: each id's path
+    and chunk number), best first."""
+    score_of = dict(zip(ids.tolist(), scores.tolist(), strict=True))
+    order = sorted((-score_of[i], path, chunk, i) for i, path, chunk in places)
+    return [(i, -negative) for negative, _, _, i in order[:k]]
