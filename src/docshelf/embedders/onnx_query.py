@@ -79,6 +79,7 @@ class OnnxQueryEncoder:
                 _export(model, inputs, sample, path)
             options = ort.SessionOptions()
             options.intra_op_num_threads = SESSION_THREADS
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             options.log_severity_level = 3
             session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         except Exception as e:  # onnx, torch and file system errors alike: torch still works

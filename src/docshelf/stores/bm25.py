@@ -17,10 +17,12 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from docshelf.rows import StoredHit
 from docshelf.stores.terms import BM25_B, BM25_K1, asked_terms, bm25_idf
 
 # How both stores keep a list as bytes: each id, frequency and length big-endian, as PostgreSQL's
@@ -29,6 +31,13 @@ from docshelf.stores.terms import BM25_B, BM25_K1, asked_terms, bm25_idf
 IDS_DTYPE = np.dtype(">i8")
 TFS_DTYPE = np.dtype(">f4")
 LENGTHS_DTYPE = np.dtype(">i4")
+
+# A search reads the rows of all its candidates at once when they are at most this many times k
+# (they are k unless chunks tie at the k-th score); more, and it reads their paths first.
+ROWS_AT_ONCE_PER_HIT = 2
+
+# The columns of a hit's row, as StoredHit.from_columns takes them after the id.
+HIT_COLUMNS = "id, path, chunk, heading, content, start_line, end_line"
 
 # Scores are summed into one slot per id between the smallest and the largest id of the lists
 # when that span is at most this many times the number of entries (a ref's ids are mostly
@@ -165,12 +174,13 @@ def ranked(
     k: int,
     read: Callable[[list[str]], Iterable[tuple[str, TermList]]],
     among: npt.NDArray[np.int64] | None = None,
+    known: Mapping[str, TermList] | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """`best` for the query's terms `asked` in a ref of `chunks` chunks of total `length`, of
     which `held` says how many hold each term: the sets of terms of terms.asked_terms in turn,
     until one finds k chunks. `read` gives the lists of the terms it is given (each list is read
-    once)."""
-    lists: dict[str, TermList] = {}
+    once), when `known` lacks them."""
+    lists: dict[str, TermList] = dict(known or {})
     found = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
     for kept in asked_terms(((t, held.get(t, 0)) for t in asked), chunks):
         wanted = [t for t in kept if t not in lists]
@@ -181,6 +191,27 @@ def ranked(
         if len(found[0]) >= k:
             break
     return found
+
+
+def hits(
+    ids: npt.NDArray[np.int64],
+    scores: npt.NDArray[np.float64],
+    k: int,
+    rows_of: Callable[[list[int], str], Sequence[tuple[Any, ...]]],
+) -> list[StoredHit]:
+    """The k best of the chunks `ids` by `scores`, best first, ties broken by path and chunk;
+    `rows_of(ids, columns)` reads the store's rows. When the candidates are few (no long tie at
+    the k-th score) their rows are read at once; otherwise their paths first, then the rows of
+    the k best."""
+    if len(ids) == 0:
+        return []
+    score_of = dict(zip(ids.tolist(), scores.tolist(), strict=True))
+    wanted = list(score_of)
+    if len(wanted) > ROWS_AT_ONCE_PER_HIT * k:
+        wanted = [i for i, _ in top(ids, scores, rows_of(wanted, "id, path, chunk"), k)]
+    found = [StoredHit.from_columns(r[1:], score_of[r[0]]) for r in rows_of(wanted, HIT_COLUMNS)]
+    found.sort(key=lambda h: (-h.score, h.path, h.chunk))
+    return found[:k]
 
 
 def top(

@@ -55,15 +55,19 @@ _WRITE_STATS_SQL = (
     "WHERE workspace = %(workspace)s AND ref = %(ref)s HAVING count(*) > 0"
 )
 
-# The ref's totals and how many of its chunks hold each asked term. Each term is looked up alone
-# through the primary key (LATERAL), whatever the planner's statistics say of the table.
+# The ref's totals, how many of its chunks hold each asked term, and the lists of the terms
+# fewer than half of them hold (the first that bm25.ranked scores; a common term's long list is
+# read only when those find too few): one round trip for most searches. Each term is looked up
+# alone through the primary key (LATERAL), whatever the planner's statistics say of the table.
 _COUNTS_SQL = (
-    "SELECT s.chunks, s.length, coalesce(array_agg(l.term) FILTER (WHERE l.term IS NOT NULL), "
-    "'{}'), coalesce(array_agg(l.chunks) FILTER (WHERE l.term IS NOT NULL), '{}') "
+    "SELECT s.chunks, s.length, l.term, l.chunks, "
+    "CASE WHEN 2 * l.chunks < s.chunks THEN l.ids END, "
+    "CASE WHEN 2 * l.chunks < s.chunks THEN l.tfs END, "
+    "CASE WHEN 2 * l.chunks < s.chunks THEN l.lengths END "
     "FROM docs_ref_stats AS s CROSS JOIN unnest(%(terms)s::text[]) AS q(term) "
-    "LEFT JOIN LATERAL (SELECT term, chunks FROM docs_term_lists WHERE workspace = s.workspace "
-    "AND ref = s.ref AND term = q.term) AS l ON true "
-    "WHERE s.workspace = %(workspace)s AND s.ref = %(ref)s GROUP BY s.chunks, s.length"
+    "JOIN LATERAL (SELECT term, chunks, ids, tfs, lengths FROM docs_term_lists "
+    "WHERE workspace = s.workspace AND ref = s.ref AND term = q.term) AS l ON true "
+    "WHERE s.workspace = %(workspace)s AND s.ref = %(ref)s"
 )
 
 _READ_LISTS_SQL = (
@@ -74,7 +78,6 @@ _AMONG_SQL = (
     "SELECT id FROM docs_chunks WHERE workspace = %(workspace)s AND ref = %(ref)s "
     "AND path = ANY(%(paths)s::text[]) ORDER BY id"
 )
-_HIT_COLUMNS = "id, path, chunk, heading, content, start_line, end_line"
 
 
 def term_columns(path: str, heading: str, content: str) -> tuple[list[str], list[float], int]:
@@ -117,11 +120,16 @@ def search_text(
     if not asked or k < 1:
         return []
     params: dict[str, Any] = {"workspace": workspace, "ref": ref, "terms": asked}
-    row = conn.execute(_COUNTS_SQL, params).fetchone()
-    if row is None or not row[0]:
-        return []
-    chunks, length, found, holding = int(row[0]), int(row[1]), row[2], row[3]
-    held = {t: int(n) for t, n in zip(found, holding, strict=True)}
+    found = conn.execute(_COUNTS_SQL, params).fetchall()
+    if not found:
+        return []  # no chunk of the ref holds any asked term, or the ref has no chunks
+    chunks, length = int(found[0][0]), int(found[0][1])
+    held = {term: int(n) for _, _, term, n, *_ in found}
+    known = {
+        term: TermList.of_blobs(ids, tfs, lengths)
+        for _, _, term, _, ids, tfs, lengths in found
+        if ids is not None
+    }
     among = None
     if paths is not None:
         subset = {**params, "paths": sorted(set(paths))}
@@ -131,19 +139,13 @@ def search_text(
         rows = conn.execute(_READ_LISTS_SQL, {**params, "terms": terms}).fetchall()
         return [(term, TermList.of_blobs(*blobs)) for term, *blobs in rows]
 
-    ids, scores = bm25.ranked(asked, held, chunks, length, k, read, among)
-    if len(ids) == 0:
-        return []
-    places = conn.execute(
-        "SELECT id, path, chunk FROM docs_chunks WHERE id = ANY(%s)", (ids.tolist(),)
-    ).fetchall()
-    chosen = dict(bm25.top(ids, scores, places, k))
-    rows = conn.execute(
-        f"SELECT {_HIT_COLUMNS} FROM docs_chunks WHERE id = ANY(%s)", (list(chosen),)
-    ).fetchall()
-    hits = [StoredHit.from_columns(r[1:], chosen[r[0]]) for r in rows]
-    hits.sort(key=lambda h: (-h.score, h.path, h.chunk))
-    return hits
+    ids, scores = bm25.ranked(asked, held, chunks, length, k, read, among, known)
+
+    def rows_of(wanted: list[int], columns: str) -> list[tuple[Any, ...]]:
+        sql = f"SELECT {columns} FROM docs_chunks WHERE id = ANY(%s)"
+        return conn.execute(sql, (wanted,)).fetchall()
+
+    return bm25.hits(ids, scores, k, rows_of)
 
 
 def make_terms(conn: Connection) -> None:

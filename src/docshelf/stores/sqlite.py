@@ -30,6 +30,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -628,21 +629,17 @@ def _text_hits(
         return ((term, TermList.of_blobs(*blobs)) for term, *blobs in rows)
 
     ids, scores = bm25.ranked(asked, held, int(stats[0]), int(stats[1]), k, read, among)
-    places: list[tuple[int, str, int]] = []
-    for start in range(0, len(ids), MAX_IDS_PER_READ):
-        part = ids[start : start + MAX_IDS_PER_READ].tolist()
-        places += conn.execute(
-            f"SELECT id, path, chunk FROM chunks WHERE id IN ({','.join('?' * len(part))})", part
-        ).fetchall()
-    chosen = dict(bm25.top(ids, scores, places, k))
-    if not chosen:
-        return []
-    rows = conn.execute(
-        f"{_SELECT_HIT} WHERE id IN ({','.join('?' * len(chosen))})", list(chosen)
-    ).fetchall()
-    hits = [StoredHit.from_columns(row[1:], chosen[row[0]]) for row in rows]
-    hits.sort(key=lambda h: (-h.score, h.path, h.chunk))
-    return hits
+
+    def rows_of(wanted: list[int], columns: str) -> list[tuple[Any, ...]]:
+        found: list[tuple[Any, ...]] = []
+        for start in range(0, len(wanted), MAX_IDS_PER_READ):
+            part = wanted[start : start + MAX_IDS_PER_READ]
+            found += conn.execute(
+                f"SELECT {columns} FROM chunks WHERE id IN ({','.join('?' * len(part))})", part
+            ).fetchall()
+        return found
+
+    return bm25.hits(ids, scores, k, rows_of)
 
 
 def _use_wal(conn: sqlite3.Connection) -> None:
