@@ -36,8 +36,10 @@ LENGTHS_DTYPE = np.dtype(">i4")
 # (they are k unless chunks tie at the k-th score); more, and it reads their paths first.
 ROWS_AT_ONCE_PER_HIT = 2
 
-# The columns of a hit's row, as StoredHit.from_columns takes them after the id.
+# The columns of a hit's row, as StoredHit.from_columns takes them after the id, and those that
+# break ties.
 HIT_COLUMNS = "id, path, chunk, heading, content, start_line, end_line"
+PLACE_COLUMNS = "id, path, chunk"
 
 # Scores are summed into one slot per id between the smallest and the largest id of the lists
 # when that span is at most this many times the number of entries (a ref's ids are mostly
@@ -197,19 +199,19 @@ def hits(
     ids: npt.NDArray[np.int64],
     scores: npt.NDArray[np.float64],
     k: int,
-    rows_of: Callable[[list[int], str], Sequence[tuple[Any, ...]]],
+    rows_of: Callable[[list[int], bool], Sequence[tuple[Any, ...]]],
 ) -> list[StoredHit]:
     """The k best of the chunks `ids` by `scores`, best first, ties broken by path and chunk;
-    `rows_of(ids, columns)` reads the store's rows. When the candidates are few (no long tie at
-    the k-th score) their rows are read at once; otherwise their paths first, then the rows of
-    the k best."""
+    `rows_of(ids, whole)` reads the store's rows: with `whole`, HIT_COLUMNS, else PLACE_COLUMNS.
+    When the candidates are few (no long tie at the k-th score) their rows are read at once;
+    otherwise their paths first, then the rows of the k best."""
     if len(ids) == 0:
         return []
     score_of = dict(zip(ids.tolist(), scores.tolist(), strict=True))
     wanted = list(score_of)
     if len(wanted) > ROWS_AT_ONCE_PER_HIT * k:
-        wanted = [i for i, _ in top(ids, scores, rows_of(wanted, "id, path, chunk"), k)]
-    found = [StoredHit.from_columns(r[1:], score_of[r[0]]) for r in rows_of(wanted, HIT_COLUMNS)]
+        wanted = [i for i, _ in top(ids, scores, rows_of(wanted, False), k)]
+    found = [StoredHit.from_columns(r[1:], score_of[r[0]]) for r in rows_of(wanted, True)]
     found.sort(key=lambda h: (-h.score, h.path, h.chunk))
     return found[:k]
 

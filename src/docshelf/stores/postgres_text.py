@@ -74,6 +74,8 @@ _READ_LISTS_SQL = (
     "SELECT term, ids, tfs, lengths FROM docs_term_lists "
     "WHERE workspace = %(workspace)s AND ref = %(ref)s AND term = ANY(%(terms)s::text[])"
 )
+_HITS_SQL = f"SELECT {bm25.HIT_COLUMNS} FROM docs_chunks WHERE id = ANY(%s)"
+_PLACES_SQL = f"SELECT {bm25.PLACE_COLUMNS} FROM docs_chunks WHERE id = ANY(%s)"
 _AMONG_SQL = (
     "SELECT id FROM docs_chunks WHERE workspace = %(workspace)s AND ref = %(ref)s "
     "AND path = ANY(%(paths)s::text[]) ORDER BY id"
@@ -141,8 +143,8 @@ def search_text(
 
     ids, scores = bm25.ranked(asked, held, chunks, length, k, read, among, known)
 
-    def rows_of(wanted: list[int], columns: str) -> list[tuple[Any, ...]]:
-        sql = f"SELECT {columns} FROM docs_chunks WHERE id = ANY(%s)"
+    def rows_of(wanted: list[int], whole: bool) -> list[tuple[Any, ...]]:
+        sql = _HITS_SQL if whole else _PLACES_SQL
         return conn.execute(sql, (wanted,)).fetchall()
 
     return bm25.hits(ids, scores, k, rows_of)

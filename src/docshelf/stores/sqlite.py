@@ -75,7 +75,8 @@ MAX_IDS_PER_READ = 8000
 # Files written per executemany of a replace: the texts of a batch are held in memory at once.
 FILE_BATCH = 500
 
-_SELECT_HIT = "SELECT id, path, chunk, heading, content, start_line, end_line FROM chunks"
+_SELECT_HIT = f"SELECT {bm25.HIT_COLUMNS} FROM chunks"
+_SELECT_PLACE = f"SELECT {bm25.PLACE_COLUMNS} FROM chunks"
 
 
 class SQLiteStore:
@@ -630,13 +631,15 @@ def _text_hits(
 
     ids, scores = bm25.ranked(asked, held, int(stats[0]), int(stats[1]), k, read, among)
 
-    def rows_of(wanted: list[int], columns: str) -> list[tuple[Any, ...]]:
+    def rows_of(wanted: list[int], whole: bool) -> list[tuple[Any, ...]]:
         found: list[tuple[Any, ...]] = []
         for start in range(0, len(wanted), MAX_IDS_PER_READ):
             part = wanted[start : start + MAX_IDS_PER_READ]
-            found += conn.execute(
-                f"SELECT {columns} FROM chunks WHERE id IN ({','.join('?' * len(part))})", part
-            ).fetchall()
+            marks = ",".join("?" * len(part))
+            if whole:
+                found += conn.execute(f"{_SELECT_HIT} WHERE id IN ({marks})", part).fetchall()
+            else:
+                found += conn.execute(f"{_SELECT_PLACE} WHERE id IN ({marks})", part).fetchall()
         return found
 
     return bm25.hits(ids, scores, k, rows_of)
