@@ -11,8 +11,7 @@ import psycopg
 
 from docshelf.stores import is_postgres_url
 from docshelf.stores.bm25 import TermList
-from docshelf.stores.postgres_text import term_columns
-from docshelf.stores.terms import TERMS_VERSION, ChunkTerms
+from docshelf.stores.terms import TERMS_VERSION, ChunkTerms, term_columns
 
 
 def check_text_statistics(location: str) -> None:

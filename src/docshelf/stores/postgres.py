@@ -69,7 +69,8 @@ from docshelf.stores.postgres_pool import (
     check_ef_search,
 )
 from docshelf.stores.postgres_schema import check_width, prepare
-from docshelf.stores.postgres_text import term_columns, write_term_lists
+from docshelf.stores.postgres_text import write_term_lists
+from docshelf.stores.terms import term_columns
 
 # What other modules take from here; the pool's timeout and without_password live beside the
 # pool and the error messages.

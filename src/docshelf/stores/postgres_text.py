@@ -28,7 +28,7 @@ from psycopg.rows import TupleRow
 from docshelf.rows import StoredHit
 from docshelf.stores import bm25
 from docshelf.stores.bm25 import TermList
-from docshelf.stores.terms import TERMS_VERSION, ChunkTerms, query_terms
+from docshelf.stores.terms import TERMS_VERSION, query_terms, term_columns
 
 Connection = psycopg.Connection[TupleRow]
 Cursor = psycopg.Cursor[TupleRow]
@@ -80,13 +80,6 @@ _AMONG_SQL = (
     "SELECT id FROM docs_chunks WHERE workspace = %(workspace)s AND ref = %(ref)s "
     "AND path = ANY(%(paths)s::text[]) ORDER BY id"
 )
-
-
-def term_columns(path: str, heading: str, content: str) -> tuple[list[str], list[float], int]:
-    """A chunk row's terms, weighted frequencies and length, as the COPY writes them."""
-    made = ChunkTerms.of(path, heading, content)
-    terms, tfs = made.weighted()
-    return terms, tfs, made.length
 
 
 def write_term_lists(cur: Cursor, workspace: str, ref: str) -> None:

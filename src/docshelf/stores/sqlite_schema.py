@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from docshelf.stores.bm25 import RefLists
 from docshelf.stores.common import check_schema, no_store
-from docshelf.stores.terms import TERMS_VERSION, ChunkTerms
+from docshelf.stores.terms import TERMS_VERSION, term_columns
 
 # A chunk as its ref's inverted lists take it (bm25.RefLists.of).
 ChunkEntry = tuple[int, list[str], list[float], int]
@@ -58,9 +58,7 @@ def migrate(
 
 def chunk_terms(chunk_id: int, path: str, heading: str, content: str) -> ChunkEntry:
     """A chunk's entry in its ref's lists: id, distinct terms, weighted frequencies, length."""
-    made = ChunkTerms.of(path, heading, content)
-    terms, tfs = made.weighted()
-    return chunk_id, terms, tfs, made.length
+    return chunk_id, *term_columns(path, heading, content)
 
 
 def write_lists(

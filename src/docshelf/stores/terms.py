@@ -157,6 +157,14 @@ class ChunkTerms:
         return order, [counts[t] for t in order]
 
 
+def term_columns(path: str, heading: str, content: str) -> tuple[list[str], list[float], int]:
+    """A chunk's distinct terms, their weighted frequencies and its length, as both stores'
+    inverted lists take them."""
+    made = ChunkTerms.of(path, heading, content)
+    terms_, tfs = made.weighted()
+    return terms_, tfs, made.length
+
+
 def bm25_idf(chunks: int, holding: int) -> float:
     """The idf of a term that `holding` of `chunks` chunks hold."""
     idf = math.log((chunks - holding + 0.5) / (holding + 0.5))
