@@ -3,11 +3,14 @@ hybrid ranking, distinct passages and the rendered answer."""
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 import pytest
 
-from docshelf.errors import ConfigError, NotIndexedError
+from docshelf.errors import ConfigError, EmbeddingError, NotIndexedError
 from docshelf.indexer import Indexer
-from docshelf.rows import StoredHit
+from docshelf.rows import StoredHit, Vector
 from docshelf.search import (
     MAX_TOP_K,
     Answer,
@@ -170,3 +173,32 @@ def test_the_rendered_answer_has_a_header_and_each_excerpt_with_path_lines_and_h
     )
     empty = Answer("ws", "f" * 40, "zzz", "text", None, [])
     assert "nothing matched; try other words" in render(empty)
+
+
+class FailingEmbedder(FakeEmbedder):
+    """Fails to embed the query, after a hybrid search's text side has started."""
+
+    def embed(self, texts: list[str]) -> Vector:
+        raise EmbeddingError("the model failed")
+
+
+def test_a_hybrid_search_runs_its_text_side_on_another_thread_and_waits_for_it_on_failure(
+    store: Store, indexed: tuple[Indexer, MemorySource], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: list[str] = []
+    text_search = store.search_text
+
+    def watched(*args: Any, **kwargs: Any) -> list[StoredHit]:
+        hits = text_search(*args, **kwargs)
+        threads.append(threading.current_thread().name)
+        return hits
+
+    monkeypatch.setattr(store, "search_text", watched)
+    answer = Searcher(store, FakeEmbedder(), "ws").search("PAYMENT_TIMEOUT_MS", 1)
+    assert [h.path for h in answer.hits] == ["docs/runbooks/timeout.md"]
+    assert threads[0].startswith("docshelf-text")
+    # The embedding fails while the text search runs: the call raises the embedder's error,
+    # and only after the text search ended (none outlives the call).
+    with pytest.raises(EmbeddingError, match="the model failed"):
+        Searcher(store, FailingEmbedder(), "ws").search("PAYMENT_TIMEOUT_MS", 1)
+    assert len(threads) == 2

@@ -15,6 +15,10 @@ Constraints:
   reciprocal rank fusion is kept as the alternative the sweep measures against.
 - The k excerpts are k distinct passages: pieces of one section that overlap (a long section's
   pieces share up to 300 bytes) count once.
+- A hybrid search runs its full-text search on a worker thread while this one embeds the query
+  and searches by vector: the model, the store's statements and numpy release the GIL, so the
+  call takes about as long as the longer of the two (BENCHMARKS.md, "docs_search on the AWS
+  guides").
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Collection, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -56,6 +61,12 @@ MAX_QUERY_CHARS = 4_000
 # neighbours there. Should MAX_TOP_K grow, each excerpt asked for still gets CANDIDATES_PER_HIT.
 CANDIDATES = 60
 CANDIDATES_PER_HIT = 3
+
+# Worker threads for the full-text side of hybrid searches, shared by every search of the
+# process: as many as the calls a server answers at once would use (the PostgreSQL pool lends
+# POSTGRES_POOL_MAX connections); a call beyond them waits for a free worker.
+TEXT_WORKERS = 8
+_TEXT_SEARCHES = ThreadPoolExecutor(TEXT_WORKERS, thread_name_prefix="docshelf-text")
 
 # Hybrid ranking by standardised scores ("zscore", the default): each ranking's scores (cosine
 # similarity; BM25 on both stores) become z-scores over its candidates, so a
@@ -341,19 +352,9 @@ class Searcher:
         vector_hits: list[StoredHit] = []
         text_hits: list[StoredHit] = []
         several = len(scopes) > 1
-        if mode != "text":
-            assert self._embedder is not None
-            vector = self._embedder.embed([query])[0]
-            vector_hits = _merged(
-                [
-                    (s, self._store.search(s.workspace, s.ref, vector, depth, s.paths))
-                    for s in scopes
-                ],
-                depth,
-                several,
-            )
-        if mode != "vector":
-            text_hits = _merged(
+
+        def by_text() -> list[StoredHit]:
+            return _merged(
                 [
                     (s, self._store.search_text(s.workspace, s.ref, query, depth, s.paths))
                     for s in scopes
@@ -361,6 +362,31 @@ class Searcher:
                 depth,
                 several,
             )
+
+        if mode == "text":
+            text_hits = by_text()
+        else:
+            assert self._embedder is not None
+            text: Future[list[StoredHit]] | None = None
+            if mode == "hybrid":
+                text = _TEXT_SEARCHES.submit(by_text)
+            try:
+                vector = self._embedder.embed([query])[0]
+                vector_hits = _merged(
+                    [
+                        (s, self._store.search(s.workspace, s.ref, vector, depth, s.paths))
+                        for s in scopes
+                    ],
+                    depth,
+                    several,
+                )
+            except BaseException:
+                # No search of this call outlives it; the first failure is the one raised.
+                if text is not None:
+                    wait([text])
+                raise
+            if text is not None:
+                text_hits = text.result()
         if mode == "vector":
             ranked = [(h, h.score) for h in vector_hits]
         elif mode == "text":

@@ -24,7 +24,8 @@
 - Every statement is parameterised. The one value formatted into SQL is the width, an int
   validated in postgres_schema.py, in the DDL of a migration.
 - Connections come from a pool that fails fast while the server is down and recovers at once
-  when it is back (postgres_pool.py).
+  when it is back (postgres_pool.py). Reads run in autocommit mode, without the pool's check:
+  one round trip a statement, asked again once if a restart cut the connection.
 - Every psycopg error becomes a StoreError naming the operation and the server (never its
   password) and saying what to check (postgres_errors.py).
 - The checks of arguments, rows and query vectors are both stores' (common.py).
@@ -371,14 +372,13 @@ class PostgresStore(PooledConnections):
 
     def selection(self, workspace: str, ref: str) -> str | None:
         """The docs selection `ref` was read with, None when none was recorded."""
-        with (
-            self._errors(f"reading the docs selection of {ref!r} in {workspace!r}"),
-            self._connection() as conn,
-        ):
-            row = conn.execute(
+        row = self._read(
+            f"reading the docs selection of {ref!r} in {workspace!r}",
+            lambda conn: conn.execute(
                 "SELECT selection FROM docs_selections WHERE workspace = %s AND ref = %s",
                 (workspace, ref),
-            ).fetchone()
+            ).fetchone(),
+        )
         return None if row is None else str(row[0])
 
     # -- pins and the indexing lock --------------------------------------------------------
@@ -433,14 +433,13 @@ class PostgresStore(PooledConnections):
 
     def pinned_refs(self, workspace: str) -> set[str]:
         """The refs of `workspace` with at least one unexpired pin."""
-        with (
-            self._errors(f"reading the pins of workspace {workspace!r}"),
-            self._connection() as conn,
-        ):
-            rows = conn.execute(
+        rows = self._read(
+            f"reading the pins of workspace {workspace!r}",
+            lambda conn: conn.execute(
                 "SELECT DISTINCT ref FROM docs_pins WHERE workspace = %s AND expires_at > now()",
                 (workspace,),
-            ).fetchall()
+            ).fetchall(),
+        )
         return {str(ref) for (ref,) in rows}
 
     @contextmanager
@@ -481,83 +480,79 @@ class PostgresStore(PooledConnections):
     # -- reads -----------------------------------------------------------------------------
 
     def current(self, workspace: str) -> str | None:
-        with (
-            self._errors(f"reading the current ref of workspace {workspace!r}"),
-            self._connection() as conn,
-        ):
-            row = conn.execute(
+        row = self._read(
+            f"reading the current ref of workspace {workspace!r}",
+            lambda conn: conn.execute(
                 "SELECT ref FROM docs_current WHERE workspace = %s", (workspace,)
-            ).fetchone()
+            ).fetchone(),
+        )
         return None if row is None else str(row[0])
 
     def has_chunks(self, workspace: str, ref: str) -> bool:
-        with (
-            self._errors(f"looking up ref {ref!r} of workspace {workspace!r}"),
-            self._connection() as conn,
-        ):
-            row = conn.execute(
+        row = self._read(
+            f"looking up ref {ref!r} of workspace {workspace!r}",
+            lambda conn: conn.execute(
                 "SELECT EXISTS (SELECT 1 FROM docs_chunks WHERE workspace = %s AND ref = %s)",
                 (workspace, ref),
-            ).fetchone()
+            ).fetchone(),
+        )
         return bool(_first(row))
 
     def has_files(self, workspace: str, ref: str) -> bool:
         """Whether `ref` has files: a ref indexed before the store kept them has chunks only."""
-        with (
-            self._errors(f"looking up the files of ref {ref!r} of workspace {workspace!r}"),
-            self._connection() as conn,
-        ):
-            row = conn.execute(
+        row = self._read(
+            f"looking up the files of ref {ref!r} of workspace {workspace!r}",
+            lambda conn: conn.execute(
                 "SELECT EXISTS (SELECT 1 FROM docs_ref_files WHERE workspace = %s AND ref = %s)",
                 (workspace, ref),
-            ).fetchone()
+            ).fetchone(),
+        )
         return bool(_first(row))
 
     def files(self, workspace: str, ref: str) -> list[StoredFile]:
         """The files of `ref`, by path (in code point order)."""
-        with (
-            self._errors(f"listing the files of ref {ref!r} of workspace {workspace!r}"),
-            self._connection() as conn,
-        ):
-            rows = conn.execute(
+        rows = self._read(
+            f"listing the files of ref {ref!r} of workspace {workspace!r}",
+            lambda conn: conn.execute(
                 "SELECT path, lines, size FROM docs_ref_files WHERE workspace = %s AND ref = %s "
                 'ORDER BY path COLLATE "C"',
                 (workspace, ref),
-            ).fetchall()
+            ).fetchall(),
+        )
         return [StoredFile(str(path), int(lines), int(size)) for path, lines, size in rows]
 
     def file_text(self, workspace: str, ref: str, path: str) -> str | None:
         """The text of file `path` of `ref`, exactly as it was written; None when `ref` has no
         such file."""
-        with (
-            self._errors(f"reading {path!r} of ref {ref!r} of workspace {workspace!r}"),
-            self._connection() as conn,
-        ):
-            row = conn.execute(
+        row = self._read(
+            f"reading {path!r} of ref {ref!r} of workspace {workspace!r}",
+            lambda conn: conn.execute(
                 "SELECT t.text FROM docs_ref_files f JOIN docs_file_texts t "
                 "ON t.text_hash = f.text_hash "
                 "WHERE f.workspace = %s AND f.ref = %s AND f.path = %s",
                 (workspace, ref, path),
-            ).fetchone()
+            ).fetchone(),
+        )
         return None if row is None else str(row[0])
 
     def ref_counts(self, workspace: str) -> dict[str, int]:
-        with (
-            self._errors(f"counting the chunks of workspace {workspace!r}"),
-            self._connection() as conn,
-        ):
-            rows = conn.execute(
+        rows = self._read(
+            f"counting the chunks of workspace {workspace!r}",
+            lambda conn: conn.execute(
                 "SELECT ref, count(*) FROM docs_chunks WHERE workspace = %s GROUP BY ref",
                 (workspace,),
-            ).fetchall()
+            ).fetchall(),
+        )
         return {str(ref): int(n) for ref, n in sorted(rows)}
 
     def workspaces(self) -> list[str]:
-        with self._errors("listing workspaces"), self._connection() as conn:
-            rows = conn.execute(
+        rows = self._read(
+            "listing workspaces",
+            lambda conn: conn.execute(
                 "SELECT DISTINCT workspace FROM docs_chunks "
                 "UNION SELECT workspace FROM docs_current"
-            ).fetchall()
+            ).fetchall(),
+        )
         # Sorted here, by code point: the database's collation may order differently.
         return sorted(str(w) for (w,) in rows)
 
@@ -568,17 +563,16 @@ class PostgresStore(PooledConnections):
         wanted = list(dict.fromkeys(content_hashes))
         if model_id != self.model_id or not self.dim or not wanted:
             return {}
-        with (
-            self._errors(f"looking up stored embeddings of workspace {workspace!r}"),
-            self._connection() as conn,
-        ):
-            # The same chunk is usually stored under several refs; one copy of each is enough.
-            rows = conn.execute(
+        # The same chunk is usually stored under several refs; one copy of each is enough.
+        rows = self._read(
+            f"looking up stored embeddings of workspace {workspace!r}",
+            lambda conn: conn.execute(
                 "SELECT DISTINCT ON (content_hash) content_hash, embedding FROM docs_chunks "
                 "WHERE workspace = %s AND content_hash = ANY(%s::text[]) "
                 "AND embedding IS NOT NULL",
                 (workspace, wanted),
-            ).fetchall()
+            ).fetchall(),
+        )
         return {str(h): _as_array(v) for h, v in rows}
 
     def search(
@@ -604,10 +598,8 @@ class PostgresStore(PooledConnections):
             params["paths"] = sorted(set(paths))
             search, count = SEARCH_IN_PATHS_SQL, COUNT_UP_TO_K_IN_PATHS_SQL
             exact = EXACT_SEARCH_IN_PATHS_SQL
-        with (
-            self._errors(f"searching ref {ref!r} of workspace {workspace!r} by vector"),
-            self._connection() as conn,
-        ):
+
+        def nearest(conn: Connection) -> list[TupleRow]:
             rows = conn.execute(search, params).fetchall()
             # pgvector 0.6 has no iterative index scans: the HNSW walk yields at most
             # hnsw.ef_search candidates from the whole table, and only then are other refs'
@@ -618,6 +610,9 @@ class PostgresStore(PooledConnections):
                 held = int(_first(conn.execute(count, params).fetchone()))
                 if held > len(rows):
                     rows = conn.execute(exact, params).fetchall()
+            return rows
+
+        rows = self._read(f"searching ref {ref!r} of workspace {workspace!r} by vector", nearest)
         hits = [StoredHit.from_columns(row[:6], row[6]) for row in rows]
         hits.sort(key=lambda h: (-h.score, h.path, h.chunk))
         return hits
@@ -639,11 +634,10 @@ class PostgresStore(PooledConnections):
         """
         if k < 1 or (paths is not None and not paths):
             return []
-        with (
-            self._errors(f"searching ref {ref!r} of workspace {workspace!r} by text"),
-            self._connection() as conn,
-        ):
-            return postgres_text.search_text(conn, workspace, ref, query, k, paths)
+        return self._read(
+            f"searching ref {ref!r} of workspace {workspace!r} by text",
+            lambda conn: postgres_text.search_text(conn, workspace, ref, query, k, paths),
+        )
 
 
 # The refs of a workspace that a prune deletes: all but the kept and the pinned ones.

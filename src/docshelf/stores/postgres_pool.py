@@ -1,5 +1,11 @@
-"""The PostgreSQL store's connections: a pool that checks each one before lending it, so searches
-go on after PostgreSQL restarts; each connection has pgvector's types and hnsw.ef_search set once.
+"""The PostgreSQL store's connections: a pool that checks each one before lending it to a write, so
+writes and searches go on after PostgreSQL restarts; each connection has pgvector's types and
+hnsw.ef_search set once.
+
+A read (`_read`) skips the check and the transaction: in autocommit mode it costs one round trip a
+statement, where a checked transaction costs three more. Under READ COMMITTED each statement saw
+its own snapshot anyway, so a read sees what it saw before. When the server has cut the connection
+it was lent (a restart), the read is asked once more, on a checked connection.
 
 While the server is down, a call fails within about POOL_PROBE_SECONDS with "unavailable", not
 after the pool's whole timeout; once a direct connection succeeds again, the pool (which backs off
@@ -12,8 +18,9 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from typing import TypeVar
 
 import psycopg
 from pgvector.psycopg import register_vector
@@ -25,6 +32,8 @@ from docshelf.errors import ConfigError, StoreError
 from docshelf.stores.postgres_errors import store_error, unavailable
 
 Connection = psycopg.Connection[TupleRow]
+
+T = TypeVar("T")
 
 # Seconds to wait for a connection: a reachable server answers in milliseconds; a host that drops
 # packets would otherwise hold `docshelf` for the operating system's TCP timeout of minutes.
@@ -80,7 +89,6 @@ class PooledConnections:
                 "prepare_threshold": None,
             },
             configure=functools.partial(_configure, ef_search=self.ef_search),
-            check=self._check_connection,
             timeout=POOL_TIMEOUT_SECONDS,
             name=f"docshelf {self.location}",
             open=False,
@@ -101,8 +109,8 @@ class PooledConnections:
             raise store_error(action, self.location, e, self._secrets) from e
 
     def _check_connection(self, conn: Connection) -> None:
-        """The pool's check before it lends a connection; a broken one makes the store suspect
-        that the server went away."""
+        """The check before a connection is lent to a write; a broken one makes the store
+        suspect that the server went away."""
         try:
             ConnectionPool.check_connection(conn)
         except Exception:
@@ -129,14 +137,45 @@ class PooledConnections:
         finally:
             pool.putconn(conn)
 
-    def _lend(self) -> tuple[ConnectionPool[Connection], Connection]:
-        """A connection of the current pool, and that pool (the one to give it back to)."""
+    def _read(self, action: str, read: Callable[[Connection], T]) -> T:
+        """What `read` returns, run on a pooled connection in autocommit mode, lent unchecked;
+        asked once more on a checked connection when the server had cut the first one. `read`
+        must only read: it may run twice.
+
+        Raises:
+            StoreError: the server cannot be reached, or `read` failed (named by `action`).
+        """
+        with self._errors(action):
+            try:
+                return self._read_on(read, checked=False)
+            except _CutError:
+                return self._read_on(read, checked=True)
+
+    def _read_on(self, read: Callable[[Connection], T], *, checked: bool) -> T:
+        pool, conn = self._lend(checked=checked)
+        try:
+            conn.autocommit = True
+            return read(conn)
+        except psycopg.OperationalError as e:
+            self._suspect = True
+            if conn.broken and not checked:
+                raise _CutError from e
+            raise
+        finally:
+            # A broken connection refuses the setting; the pool drops it when given it back.
+            with suppress(psycopg.Error):
+                conn.autocommit = False
+            pool.putconn(conn)
+
+    def _lend(self, *, checked: bool = True) -> tuple[ConnectionPool[Connection], Connection]:
+        """A connection of the current pool (checked with a round trip unless `checked` is
+        False), and that pool (the one to give it back to)."""
         deadline = time.monotonic() + POOL_TIMEOUT_SECONDS
         while True:
             pool = self._usable_pool()
             left = deadline - time.monotonic()
             try:
-                return pool, pool.getconn(timeout=max(min(POOL_PROBE_SECONDS, left), 0.001))
+                conn = pool.getconn(timeout=max(min(POOL_PROBE_SECONDS, left), 0.001))
             except PoolClosed:
                 if self._closed:
                     raise
@@ -147,6 +186,19 @@ class PooledConnections:
                 # Busy, or the server is gone: the next _usable_pool checks, fails fast if it
                 # is gone, and replaces a pool stuck backing off if it is back.
                 self._suspect = True
+                continue
+            if not checked:
+                return pool, conn
+            try:
+                self._check_connection(conn)
+            except psycopg.Error:
+                # Broken: the pool drops it and makes another; the next _usable_pool checks the
+                # server first.
+                pool.putconn(conn)
+                if time.monotonic() >= deadline:
+                    raise
+                continue
+            return pool, conn
 
     def _usable_pool(self) -> ConnectionPool[Connection]:
         """The pool, after checking the server with a direct connection when a connection
@@ -186,6 +238,10 @@ class PooledConnections:
             self._down = None
             self._suspect = False
             return self._pool
+
+
+class _CutError(Exception):
+    """The server had cut the connection a read was lent."""
 
 
 def check_ef_search(ef_search: int) -> int:
