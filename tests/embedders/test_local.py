@@ -9,7 +9,12 @@ import sys
 import numpy as np
 import pytest
 
-from docshelf.embedders.local import DEFAULT_MODEL, LocalEmbedder, packaged_model_path
+from docshelf.embedders.local import (
+    DEFAULT_MODEL,
+    ONNX_MAX_TEXTS,
+    LocalEmbedder,
+    packaged_model_path,
+)
 from docshelf.errors import ConfigError
 
 
@@ -84,7 +89,8 @@ def test_a_model_that_cannot_be_found_is_an_error_that_says_what_to_do() -> None
 
 def test_the_model_loads_once_when_many_threads_ask_at_once() -> None:
     # A fresh interpreter, so that no earlier test has loaded the model already; every
-    # construction of a SentenceTransformer is counted.
+    # construction of a SentenceTransformer is counted. Nine texts a call: more than a query, so
+    # that torch answers and not the ONNX cache.
     code = """
 import threading
 import sentence_transformers
@@ -100,7 +106,7 @@ sentence_transformers.SentenceTransformer.__init__ = counting
 embedders = [LocalEmbedder(), LocalEmbedder(), LocalEmbedder("all-MiniLM-L6-v2")]
 results = []
 threads = [
-    threading.Thread(target=lambda e=e: results.append(e.embed(["same text"])))
+    threading.Thread(target=lambda e=e: results.append(e.embed(["same text"] * 9)))
     for e in embedders * 3
 ]
 for t in threads:
@@ -124,7 +130,8 @@ def test_a_batch_size_below_one_is_refused() -> None:
 
 
 def test_embedders_of_one_model_share_one_loaded_copy(embedder: LocalEmbedder) -> None:
-    embedder.embed(["load"])
+    batch = ["load"] * (ONNX_MAX_TEXTS + 1)  # a batch, which torch embeds
+    embedder.embed(batch)
     other = LocalEmbedder("all-MiniLM-L6-v2", batch_size=4)
-    other.embed(["load"])
-    assert other._model is embedder._model
+    other.embed(batch)
+    assert embedder._model is not None and other._model is embedder._model

@@ -3,7 +3,10 @@ be taken."""
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -11,8 +14,8 @@ import numpy as np
 import pytest
 
 from docshelf.embedders import local
-from docshelf.embedders.local import LocalEmbedder
-from docshelf.embedders.onnx_query import OnnxQueryEncoder
+from docshelf.embedders.local import ONNX_MAX_TEXTS, LocalEmbedder, packaged_model_path
+from docshelf.embedders.onnx_query import QUERY_FORMAT, OnnxQueryEncoder
 
 QUESTIONS = [
     "who owns checkout?",
@@ -45,10 +48,80 @@ def test_onnx_vectors_match_the_torch_model(torch_only: LocalEmbedder, tmp_path:
 def test_the_export_is_written_once_and_reused(torch_only: LocalEmbedder, tmp_path: Path) -> None:
     assert torch_only._model is not None
     OnnxQueryEncoder.build(torch_only._model, "packaged", tmp_path)
-    (exported,) = tmp_path.iterdir()
-    stamp = exported.stat().st_mtime_ns
+    written = sorted(tmp_path.iterdir())
+    assert [p.suffixes for p in written] == [[".onnx"], [".query", ".json"]]
+    stamps = [p.stat().st_mtime_ns for p in written]
     assert OnnxQueryEncoder.build(torch_only._model, "packaged", tmp_path) is not None
-    assert [p.stat().st_mtime_ns for p in tmp_path.iterdir()] == [stamp]
+    assert [p.stat().st_mtime_ns for p in sorted(tmp_path.iterdir())] == stamps
+
+
+# A later process: the packaged model's queries from a cache that `build` filled, with the
+# vectors written where the test reads them, and which heavy modules the process imported.
+LATER_PROCESS = """
+import sys
+from pathlib import Path
+import numpy as np
+from docshelf.embedders.local import LocalEmbedder
+
+cache, out, *texts = sys.argv[1:]
+embedder = LocalEmbedder(onnx_cache=Path(cache))
+np.save(out, embedder.embed(texts))
+print(sorted(m for m in ("torch", "transformers", "sentence_transformers") if m in sys.modules))
+"""
+
+
+def later_process(cache: Path, out: Path, texts: list[str]) -> tuple[str, np.ndarray]:
+    done = subprocess.run(
+        [sys.executable, "-c", LATER_PROCESS, str(cache), str(out), *texts],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip(), np.load(out)
+
+
+def test_a_later_process_embeds_its_queries_from_the_cache_without_torch(
+    torch_only: LocalEmbedder, tmp_path: Path
+) -> None:
+    assert torch_only._model is not None
+    cache = tmp_path / "onnx"
+    OnnxQueryEncoder.build(torch_only._model, packaged_model_path(), cache)
+    imported, got = later_process(cache, tmp_path / "q.npy", QUESTIONS)
+    assert imported == "[]"  # neither torch nor transformers
+    want = torch_only.embed(QUESTIONS)  # the long question truncated at 256 tokens alike
+    assert got.shape == want.shape and np.abs(got - want).max() < 1e-5
+
+    batch = [f"chunk {i} of the runbook" for i in range(ONNX_MAX_TEXTS + 1)]
+    imported, got = later_process(cache, tmp_path / "b.npy", batch)
+    assert imported == "['sentence_transformers', 'torch', 'transformers']"  # a batch: torch
+    assert np.abs(got - torch_only.embed(batch)).max() < 1e-5
+
+
+def test_a_damaged_or_missing_query_file_means_torch_which_writes_it_again(
+    torch_only: LocalEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert torch_only._model is not None
+    OnnxQueryEncoder.build(torch_only._model, packaged_model_path(), tmp_path)
+    (query,) = tmp_path.glob("*.query.json")
+    want = torch_only.embed(QUESTIONS[:2])
+    for damage in ('{"format": 1, "tokenizer": "not a tokenizer"', None):
+        if damage is None:
+            query.unlink()  # as an export by an earlier docshelf left it
+        else:
+            query.write_text(damage)
+        monkeypatch.setattr(local, "_CACHED", {})
+        monkeypatch.setattr(local, "_FAST", {})
+        embedder = LocalEmbedder(onnx_cache=tmp_path)
+        assert np.abs(embedder.embed(QUESTIONS[:2]) - want).max() < 1e-5
+        assert embedder._model is not None  # torch answered
+    assert json.loads(query.read_text())["format"] == QUERY_FORMAT  # written again, whole
+    monkeypatch.setattr(local, "_CACHED", {})
+    fresh = LocalEmbedder(onnx_cache=tmp_path)
+    assert np.abs(fresh.embed(QUESTIONS[:2]) - want).max() < 1e-5
+    assert fresh._model is None  # from the cache again
 
 
 def test_a_model_of_another_shape_stays_on_torch(caplog: pytest.LogCaptureFixture) -> None:

@@ -6,7 +6,9 @@ the first time) or local path can be configured.
 
 torch and sentence-transformers are imported on the first embedding, never at start-up, so the
 command line stays quick; each model is loaded once per process, under a lock, and used from any
-thread.
+thread. A query (a call of at most ONNX_MAX_TEXTS texts on the CPU) needs neither once the model
+has been exported to ONNX on this machine: it is embedded from that cache (onnx_query.py), and
+torch loads only when a batch comes.
 """
 
 from __future__ import annotations
@@ -42,6 +44,10 @@ _LOADING = threading.Lock()
 
 # The ONNX query path of each loaded CPU model (None: that model stays on torch), built once.
 _FAST: dict[str, OnnxQueryEncoder | None] = {}
+
+# The ONNX query path of each model read from the cache without torch (None: not in the cache, or
+# it failed), by (source, cache directory); tried once per process.
+_CACHED: dict[tuple[str, str], OnnxQueryEncoder | None] = {}
 
 # Consecutive failures of a model's ONNX query path after which its queries stay on torch. One
 # failure is that call's input (torch answers it); several in a row mean the runtime is broken.
@@ -107,6 +113,7 @@ class LocalEmbedder:
         self._source: str | None = None
         self._onnx_cache = onnx_cache
         self._onnx_queries = onnx_queries
+        self._cache_entry: tuple[str, str] | None = None
 
     @property
     def dim(self) -> int:
@@ -127,6 +134,14 @@ class LocalEmbedder:
         Raises:
             EmbeddingError: the model cannot be loaded or fails on the batch.
         """
+        if texts and len(texts) <= ONNX_MAX_TEXTS and self._model is None:
+            cached = self._cached()
+            if cached is not None:
+                try:
+                    return self._checked(cached.encode(texts), len(texts))
+                except Exception as e:  # onnxruntime's or the check's: torch from now on
+                    log.warning("the cached ONNX model failed (%s); loading torch", e)
+                    _CACHED[self._cache_key()] = None
         model = self._load()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -173,6 +188,37 @@ class LocalEmbedder:
                 f"non-finite values for {count} texts of width {self.dim}"
             )
         return vectors
+
+    def _cache_key(self) -> tuple[str, str]:
+        if self._cache_entry is None:
+            from docshelf.embedders.onnx_query import default_cache_dir  # noqa: PLC0415
+
+            source = packaged_model_path() if self._packaged else self.model_id
+            self._cache_entry = (source, str(self._onnx_cache or default_cache_dir()))
+        return self._cache_entry
+
+    def _cached(self) -> OnnxQueryEncoder | None:
+        """The query path from the ONNX cache, without torch: for a CPU model (the device unset or
+        "cpu") whose export an earlier process left; None otherwise."""
+        if not self._onnx_queries or self._device not in (None, "cpu"):
+            return None
+        key = self._cache_key()
+        if key in _CACHED:
+            return _CACHED[key]
+        with _LOADING:
+            if key not in _CACHED:
+                from docshelf.embedders.onnx_query import OnnxQueryEncoder  # noqa: PLC0415
+
+                found = OnnxQueryEncoder.cached(key[0], Path(key[1]))
+                if found is not None and self._dim is not None and found.dim != self._dim:
+                    found = None  # another model under the same name: torch decides
+                _CACHED[key] = found
+                if found is not None:
+                    log.info("model %s: queries embedded from its ONNX export", self.model_id)
+            found = _CACHED[key]
+        if found is not None and self._dim is None:
+            self._dim = found.dim
+        return found
 
     def _fast(self, model: SentenceTransformer) -> OnnxQueryEncoder | None:
         """The ONNX query path of this model on the CPU, built on first use (see onnx_query)."""

@@ -9,18 +9,24 @@ Constraints:
 - For short calls only: one query through ONNX Runtime takes 4.4 ms here against 11 to 15 ms
   through torch (BENCHMARKS.md); batches of an index stay on torch.
 - The export happens once per machine and model: the file is cached, written whole or not at all.
+- Without torch: beside the export goes what a query needs besides it (the tokenizer, its
+  truncation and padding, the width), so a later process embeds its queries from the cache with
+  ONNX Runtime and the `tokenizers` library alone (`OnnxQueryEncoder.cached`), a second instead of
+  the 15 that importing torch and sentence-transformers takes on 2 cores. torch loads only for a
+  batch, or when the cache lacks the model.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import tempfile
 import warnings
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -40,15 +46,22 @@ SESSION_THREADS = 2
 
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
+# The version of the file beside an export that lets a query skip torch (`<key>.query.json`).
+QUERY_FORMAT = 1
+
+
+class Tokenize(Protocol):
+    def __call__(self, texts: list[str]) -> dict[str, np.ndarray]: ...
+
 
 class OnnxQueryEncoder:
-    """The ONNX Runtime session of one model, with its tokenizer and maximum length."""
+    """The ONNX Runtime session of one model, with the tokenizer that feeds it."""
 
-    def __init__(self, session: Any, tokenizer: Any, max_length: int, inputs: list[str]) -> None:
+    def __init__(self, session: Any, tokenize: Tokenize, inputs: list[str], dim: int) -> None:
         self._session = session
-        self._tokenizer = tokenizer
-        self._max_length = max_length
+        self._tokenize = tokenize
         self._inputs = inputs
+        self.dim = dim
 
     @classmethod
     def build(
@@ -73,31 +86,124 @@ class OnnxQueryEncoder:
         max_length = int(model.max_seq_length)
         sample = tokenizer(["docshelf"], return_tensors="np")
         inputs = [name for name in _INPUTS if name in sample]
-        path = cache_dir / f"{_key(source)}.onnx"
+        key = _key(source)
+        path = cache_dir / f"{key}.onnx"
         try:
             if not path.exists():
                 _export(model, inputs, sample, path)
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = SESSION_THREADS
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            options.log_severity_level = 3
-            session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+            session = _session(ort, path)
         except Exception as e:  # onnx, torch and file system errors alike: torch still works
             log.warning("ONNX export of %s failed (%s): queries are embedded with torch", source, e)
             return None
-        return cls(session, tokenizer, max_length, inputs)
+        get_width = getattr(model, "get_embedding_dimension", None) or (
+            model.get_sentence_embedding_dimension
+        )
+        dim = int(get_width() or 0)
+        query = cache_dir / f"{key}.query.json"
+        if not query.exists():
+            _write_query_file(query, tokenizer, max_length, inputs, dim)
+
+        def tokenize(texts: list[str]) -> dict[str, np.ndarray]:
+            batch = tokenizer(
+                texts, padding=True, truncation=True, max_length=max_length, return_tensors="np"
+            )
+            return {name: np.asarray(batch[name]) for name in (*inputs, "attention_mask")}
+
+        return cls(session, tokenize, inputs, dim)
+
+    @classmethod
+    def cached(cls, source: str, cache_dir: Path) -> OnnxQueryEncoder | None:
+        """The encoder of `source` from an earlier export, with neither torch nor transformers;
+        None when the cache lacks it (or onnxruntime or tokenizers is missing, or the files do
+        not load: the reason is logged)."""
+        key = _key(source)
+        path, query = cache_dir / f"{key}.onnx", cache_dir / f"{key}.query.json"
+        if not (path.exists() and query.exists()):
+            return None
+        try:
+            import onnxruntime as ort  # noqa: PLC0415 - optional, and heavy to import
+            from tokenizers import Tokenizer  # noqa: PLC0415
+
+            held = json.loads(query.read_text(encoding="utf-8"))
+            if held.get("format") != QUERY_FORMAT:
+                return None
+            tokenizer = Tokenizer.from_str(held["tokenizer"])
+            tokenizer.enable_truncation(int(held["max_length"]), **held["truncation"])
+            tokenizer.enable_padding(**held["padding"])
+            inputs = [str(name) for name in held["inputs"]]
+            dim = int(held["dim"])
+            session = _session(ort, path)
+        except Exception as e:  # a missing library, a damaged file: torch builds it again
+            log.info("the cached ONNX model of %s does not load (%s): using torch", source, e)
+            return None
+
+        def tokenize(texts: list[str]) -> dict[str, np.ndarray]:
+            encoded = tokenizer.encode_batch(texts)
+            return {
+                "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
+                "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
+            }
+
+        return cls(session, tokenize, inputs, dim)
 
     def encode(self, texts: list[str]) -> Vector:
         """One L2-normalised float32 row per text: mean pooling over the tokens, as the model."""
-        batch = self._tokenizer(
-            texts, padding=True, truncation=True, max_length=self._max_length, return_tensors="np"
-        )
+        batch = self._tokenize(texts)
         feed = {name: batch[name].astype(np.int64) for name in self._inputs}
         (hidden,) = self._session.run(["hidden"], feed)
         mask = batch["attention_mask"][..., None].astype(np.float32)
         pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return np.ascontiguousarray(pooled / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+def _session(ort: Any, path: Path) -> Any:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = SESSION_THREADS
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def _write_query_file(
+    path: Path, tokenizer: Any, max_length: int, inputs: list[str], dim: int
+) -> None:
+    """What a query needs besides the export, written whole or not at all; a tokenizer without a
+    `tokenizers` backend writes nothing (queries of later processes then load torch)."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None or dim < 1:
+        return
+    held = {
+        "format": QUERY_FORMAT,
+        "max_length": max_length,
+        # The settings the transformers tokenizer applies to a call with padding=True,
+        # truncation=True and max_length (PreTrainedTokenizerFast.set_truncation_and_padding).
+        "truncation": {
+            "stride": 0,
+            "strategy": "longest_first",
+            "direction": tokenizer.truncation_side,
+        },
+        "padding": {
+            "direction": tokenizer.padding_side,
+            "pad_id": tokenizer.pad_token_id,
+            "pad_type_id": tokenizer.pad_token_type_id,
+            "pad_token": tokenizer.pad_token,
+        },
+        "inputs": inputs,
+        "dim": dim,
+        "tokenizer": backend.to_str(),
+    }
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".query-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(held, out)
+        os.replace(tmp, path)
+    except OSError as e:
+        log.info("could not write %s (%s): later queries load torch", path, e)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def default_cache_dir() -> Path:
