@@ -509,7 +509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         assert last is not None and vectors is not None
         store, settled = last
         hashes = [content_hash(local.model_id, t) for t in texts]
-        stored = store.embeddings_for(WORKSPACE, hashes, local.model_id)
+        stored = store.embeddings_for(hashes, local.model_id)
         drift = float(np.max(np.abs(np.stack([stored[h] for h in hashes]) - vectors)))
 
         progress(f"no-op re-index, {args.noop_runs} runs per case")

@@ -266,7 +266,7 @@ class StoredVectors:
 
     def embed(self, texts: list[str]) -> Vector:
         hashes = [content_hash(self.model_id, t) for t in texts]
-        found = self.store.embeddings_for(self.workspace, hashes, self.model_id)
+        found = self.store.embeddings_for(hashes, self.model_id)
         missing = [t for t, h in zip(texts, hashes, strict=True) if h not in found]
         if missing:
             self.embedded += len(missing)

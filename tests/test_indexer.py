@@ -99,7 +99,7 @@ def test_each_row_carries_its_chunk_and_the_hash_of_its_input_and_model(
         DocFile("docs/a.md", "# Owners\n\nCheckout is owned by the payments team.\n", "markdown")
     )
     want = content_hash(MODEL, "docs/a.md\nOwners\n\n" + chunk.content)
-    assert want in store.embeddings_for("ws", [want], MODEL)
+    assert want in store.embeddings_for([want], MODEL)
 
 
 def test_text_files_are_cut_by_paragraphs_with_their_line_ranges() -> None:
@@ -159,6 +159,29 @@ def test_only_new_or_changed_chunks_are_embedded(
     )
     assert (result.chunks, result.embedded, result.reused) == (6, 3, 3)
     assert store.ref_counts("ws") == {"c2": 6}
+
+
+def test_a_fork_of_the_same_docs_in_another_workspace_embeds_nothing(
+    indexer: Indexer, source: MemorySource, embedder: FakeEmbedder, store: Store
+) -> None:
+    files = two_files()
+    source.add("c1", files)
+    indexer.index("c1")
+    embedder.calls.clear()
+    fork = MemorySource("fork")
+    fork.add("f1", dict(files, **{"docs/c.md": "# New\n\nA page only the fork has.\n"}))
+    forked = Indexer(store, embedder, fork, refresh_timeout=2.0)
+    try:
+        result = forked.index("f1")
+    finally:
+        forked.close()
+    assert embedder.texts == ["docs/c.md\nNew\n\n# New\n\nA page only the fork has."]
+    assert (result.chunks, result.embedded, result.reused) == (6, 1, 5)
+    assert store.ref_counts("fork") == {"f1": 6} and store.ref_counts("ws") == {"c1": 5}
+    # The fork's own rows carry the vectors the first workspace made.
+    shared = "docs/a.md\nAlpha 1\n\n# Alpha 1\n\nalpha beta paragraph 1 of Alpha."
+    (hit,) = store.search("fork", "f1", embedder.embed([shared])[0], 1)
+    assert (hit.path, hit.chunk, hit.score) == ("docs/a.md", 1, pytest.approx(1.0, abs=1e-5))
 
 
 def test_identical_chunks_in_one_commit_are_embedded_once(

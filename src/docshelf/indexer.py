@@ -10,7 +10,8 @@ Constraints:
 - A ref is written all or nothing: a ref that has any chunks has all of them. Every failure is
   wrapped with the ref, and nothing of a failed ref is written.
 - Only what changed is embedded: each chunk's embedding input is hashed with the model id, and
-  the stored vector of an identical chunk anywhere in the workspace is reused.
+  the stored vector of an identical chunk anywhere in the store is reused, whichever workspace
+  embedded it (a fork or a second clone of the same docs embeds nothing twice).
 """
 
 from __future__ import annotations
@@ -67,9 +68,7 @@ class Store(Protocol):
 
     def has_files(self, workspace: str, ref: str) -> bool: ...
 
-    def embeddings_for(
-        self, workspace: str, content_hashes: Sequence[str], model_id: str
-    ) -> dict[str, Vector]: ...
+    def embeddings_for(self, content_hashes: Sequence[str], model_id: str) -> dict[str, Vector]: ...
 
     def set_current(self, workspace: str, ref: str) -> None: ...
 
@@ -363,7 +362,8 @@ class Indexer:
         report(Progress("reading", len(docs.files), len(chunks)))
         if self._embedder is None:
             return _make_rows(chunks, hashes, dict.fromkeys(hashes)), 0, 0
-        stored = self._store.embeddings_for(self.workspace, hashes, self.model_id)
+        # Of any workspace of the store: a fork or a second clone of the same docs embeds nothing.
+        stored = self._store.embeddings_for(hashes, self.model_id)
         vectors: dict[str, Vector | None] = dict(stored)
         missing = {h: text for h, text in zip(hashes, inputs, strict=True) if h not in stored}
         reused = sum(1 for h in hashes if h in stored)

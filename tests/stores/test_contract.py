@@ -230,7 +230,7 @@ def test_hostile_names_and_queries_are_only_data(store: Store, hostile: str) -> 
     # Beside a word the rows hold, the hostile query is only words: it finds both rows of r1.
     hits = s.search_text("ws", "r1", f"{hostile} chunk", 5)
     assert [(h.path, h.chunk) for h in hits] == [("docs/a.md", 0), ("docs/a.md", 1)]
-    assert s.embeddings_for(hostile, [hostile], MODEL).keys() == {hostile}
+    assert s.embeddings_for([hostile], MODEL).keys() == {hostile}
     assert s.prune(hostile, []) == 1
     assert s.ref_counts("ws") == {"r1": 2}
 
@@ -283,12 +283,19 @@ def test_stored_embeddings_are_found_by_content_hash_and_model(store: Store) -> 
     s = store
     written = rows(4)
     s.replace_doc_chunks("ws", "r1", written)
-    found = s.embeddings_for("ws", ["0-1", "0-3", "unknown"], MODEL)
+    found = s.embeddings_for(["0-1", "0-3", "unknown"], MODEL)
     assert found.keys() == {"0-1", "0-3"}
     assert found["0-1"].dtype == np.float32
     np.testing.assert_array_equal(found["0-1"], written[1].embedding)
-    assert s.embeddings_for("ws", ["0-1"], "another-model") == {}
-    assert s.embeddings_for("other", ["0-1"], MODEL) == {}
+    assert s.embeddings_for(["0-1"], "another-model") == {}
+    # Whichever workspace embedded it: the key is the model and the embedding input alone.
+    s.replace_doc_chunks("fork", "r9", rows(2, seed=9))
+    found = s.embeddings_for(["0-2", "9-1"], MODEL)
+    assert found.keys() == {"0-2", "9-1"}
+    np.testing.assert_array_equal(found["9-1"], rows(2, seed=9)[1].embedding)
+    # Gone with the last ref that held it.
+    assert s.prune("ws", []) == 1
+    assert s.embeddings_for(["0-2", "9-1"], MODEL).keys() == {"9-1"}
 
 
 def test_the_model_and_width_are_read_from_the_store(location: str) -> None:
@@ -408,7 +415,7 @@ def test_a_store_without_embeddings_searches_by_text_only(location: str) -> None
         plain = [ChunkRow("a.md", i, "A", f"plain text {i}", 1, 2, f"h{i}", None) for i in range(3)]
         s.replace_doc_chunks("ws", "r1", plain)
         assert len(s.search_text("ws", "r1", "plain", 5)) == 3
-        assert s.embeddings_for("ws", ["h0"], "none") == {}
+        assert s.embeddings_for(["h0"], "none") == {}
         with pytest.raises(StoreError):
             s.search("ws", "r1", unit(1), 3)
 
@@ -1265,7 +1272,7 @@ def test_a_store_of_schema_4_is_upgraded_and_its_refs_have_chunks_but_no_files(
         assert new.prune("ws", ["r2"]) == 1
     assert stored_texts(location) == 2
     folder = "postgresql" if is_postgres_url(location) else "sqlite"
-    assert [v for v, _, _ in migrations(folder)][-1] == 7
+    assert [v for v, _, _ in migrations(folder)][-1] == 8
 
 
 # -- searches over a set of paths ---------------------------------------------------------------

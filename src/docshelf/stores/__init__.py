@@ -36,8 +36,9 @@ Both stores offer the same methods and pass the same contract tests (tests/store
   past the timeout. The operating system (SQLite) or the server (PostgreSQL) drops it when its
   holder dies.
 - `set_current(workspace, ref)` / `current(workspace)`: the ref served by default, persisted.
-- `embeddings_for(workspace, content_hashes, model_id)`: stored vectors by content hash, so the
-  indexer embeds only new or changed chunks.
+- `embeddings_for(content_hashes, model_id)`: stored vectors by content hash (the hash of the
+  model and the embedding input), of any workspace, so the indexer embeds only new or changed
+  chunks, and a fork or a second clone of the same docs nothing at all.
 - `ref_counts(workspace)`, `workspaces()`: what is stored, for `docshelf status`.
 
 A store records the embedding model and width when it is created, and checks them every time it is

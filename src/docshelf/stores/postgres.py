@@ -558,21 +558,19 @@ class PostgresStore(PooledConnections):
         # Sorted here, by code point: the database's collation may order differently.
         return sorted(str(w) for (w,) in rows)
 
-    def embeddings_for(
-        self, workspace: str, content_hashes: Sequence[str], model_id: str
-    ) -> dict[str, Vector]:
-        """Stored vectors of chunks with these content hashes, made by `model_id`."""
+    def embeddings_for(self, content_hashes: Sequence[str], model_id: str) -> dict[str, Vector]:
+        """Stored vectors of chunks with these content hashes, made by `model_id`, in any
+        workspace."""
         wanted = list(dict.fromkeys(content_hashes))
         if model_id != self.model_id or not self.dim or not wanted:
             return {}
         # The same chunk is usually stored under several refs; one copy of each is enough.
         rows = self._read(
-            f"looking up stored embeddings of workspace {workspace!r}",
+            "looking up stored embeddings",
             lambda conn: conn.execute(
                 "SELECT DISTINCT ON (content_hash) content_hash, embedding FROM docs_chunks "
-                "WHERE workspace = %s AND content_hash = ANY(%s::text[]) "
-                "AND embedding IS NOT NULL",
-                (workspace, wanted),
+                "WHERE content_hash = ANY(%s::text[]) AND embedding IS NOT NULL",
+                (wanted,),
             ).fetchall(),
         )
         return {str(h): _as_array(v) for h, v in rows}

@@ -502,10 +502,9 @@ class SQLiteStore:
             )
             return [str(w) for (w,) in rows]
 
-    def embeddings_for(
-        self, workspace: str, content_hashes: Sequence[str], model_id: str
-    ) -> dict[str, Vector]:
-        """Stored vectors of chunks with these content hashes, made by `model_id`."""
+    def embeddings_for(self, content_hashes: Sequence[str], model_id: str) -> dict[str, Vector]:
+        """Stored vectors of chunks with these content hashes, made by `model_id`, in any
+        workspace."""
         if model_id != self.model_id or not self.dim:
             return {}
         found: dict[str, Vector] = {}
@@ -517,9 +516,9 @@ class SQLiteStore:
             for i in range(0, len(wanted), step):
                 part = wanted[i : i + step]
                 rows = conn.execute(
-                    "SELECT content_hash, embedding FROM chunks WHERE workspace = ? AND "
+                    "SELECT content_hash, embedding FROM chunks WHERE "
                     f"content_hash IN ({','.join('?' * len(part))}) AND embedding IS NOT NULL",
-                    (workspace, *part),
+                    part,
                 )
                 for content_hash, blob in rows:
                     found[content_hash] = np.frombuffer(blob, dtype="<f4").astype(np.float32)

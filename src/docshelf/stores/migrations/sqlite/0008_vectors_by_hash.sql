@@ -1,0 +1,7 @@
+-- A stored vector is reused by any workspace of the store, not only the one that embedded it (a
+-- fork, a second clone URL or a vendored copy of the same docs embeds nothing twice): its key,
+-- content_hash, is the hash of the model and the embedding input alone. So the lookup index is on
+-- content_hash, without the workspace.
+
+DROP INDEX chunks_by_hash;
+CREATE INDEX chunks_by_content_hash ON chunks (content_hash);
