@@ -139,13 +139,21 @@ def test_a_settled_ref_returns_without_asking_the_store(
     assert "workspace_lock" not in counting.calls
 
 
-def test_only_new_or_changed_chunks_are_embedded(
-    indexer: Indexer, source: MemorySource, embedder: FakeEmbedder, store: Store
-) -> None:
+def indexed_two_files(
+    indexer: Indexer, source: MemorySource, embedder: FakeEmbedder
+) -> dict[str, str]:
+    """two_files() indexed as ref c1, with the embedder's calls forgotten; the files."""
     files = two_files()
     source.add("c1", files)
     indexer.index("c1")
     embedder.calls.clear()
+    return files
+
+
+def test_only_new_or_changed_chunks_are_embedded(
+    indexer: Indexer, source: MemorySource, embedder: FakeEmbedder, store: Store
+) -> None:
+    files = indexed_two_files(indexer, source, embedder)
     changed = dict(files, **{"docs/b.md": section_doc("Beta", 2, words="gamma delta")})
     changed["docs/c.md"] = "# New\n\nA new page.\n"
     source.add("c2", changed)
@@ -164,10 +172,7 @@ def test_only_new_or_changed_chunks_are_embedded(
 def test_a_fork_of_the_same_docs_in_another_workspace_embeds_nothing(
     indexer: Indexer, source: MemorySource, embedder: FakeEmbedder, store: Store
 ) -> None:
-    files = two_files()
-    source.add("c1", files)
-    indexer.index("c1")
-    embedder.calls.clear()
+    files = indexed_two_files(indexer, source, embedder)
     fork = MemorySource("fork")
     fork.add("f1", dict(files, **{"docs/c.md": "# New\n\nA page only the fork has.\n"}))
     forked = Indexer(store, embedder, fork, refresh_timeout=2.0)
