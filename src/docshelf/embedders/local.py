@@ -258,10 +258,9 @@ class LocalEmbedder:
                     "or path; a hub model needs the network the first time, or use the default "
                     "model (leave --model unset), which works offline"
                 ) from e
-            get_width = getattr(model, "get_embedding_dimension", None) or (
-                model.get_sentence_embedding_dimension
-            )
-            width = get_width()
+            from docshelf.embedders.onnx_query import model_width  # noqa: PLC0415
+
+            width = model_width(model)
             if width is None:
                 raise EmbeddingError(
                     f"model {self.model_id!r} does not state its embedding width; "

@@ -95,10 +95,7 @@ class OnnxQueryEncoder:
         except Exception as e:  # onnx, torch and file system errors alike: torch still works
             log.warning("ONNX export of %s failed (%s): queries are embedded with torch", source, e)
             return None
-        get_width = getattr(model, "get_embedding_dimension", None) or (
-            model.get_sentence_embedding_dimension
-        )
-        dim = int(get_width() or 0)
+        dim = model_width(model) or 0
         query = cache_dir / f"{key}.query.json"
         if not query.exists():
             _write_query_file(query, tokenizer, max_length, inputs, dim)
@@ -156,6 +153,16 @@ class OnnxQueryEncoder:
         pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return np.ascontiguousarray(pooled / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+def model_width(model: SentenceTransformer) -> int | None:
+    """The width of the model's vectors, as it states it (None: it does not), under the name of
+    either sentence-transformers release."""
+    get_width = getattr(model, "get_embedding_dimension", None) or (
+        model.get_sentence_embedding_dimension
+    )
+    width = get_width()
+    return None if width is None else int(width)
 
 
 def _session(ort: Any, path: Path) -> Any:
