@@ -3,6 +3,7 @@ stdio and over HTTP, with the SDK's client and with an independent one, the MCP 
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -154,6 +155,31 @@ def test_http_only_options_without_http_and_a_remote_bind_without_token_are_refu
 
 
 # -- HTTP ----------------------------------------------------------------------------------------
+
+
+def test_http_stops_on_a_sigterm_that_lands_on_another_thread(repo: Repo, tmp_path: Path) -> None:
+    """A process-directed signal may be delivered to any thread that does not block it (the
+    kernel picks the main one only when it is free to take it). Sent here to the uvicorn
+    thread itself: the server still logs it, stops and exits 0. SIGUSR1 before it dumps every
+    thread's stack to the log and the server goes on answering."""
+    store = tmp_path / "store.sqlite3"
+    index_without_model(repo, store)
+    log = tmp_path / "stderr.txt"
+    with http_serve(serve_args(repo, store, "--embedder", "none"), log) as (url, server):
+        server.send_signal(signal.SIGUSR1)  # a stack dump of every thread, and it goes on
+        deadline = time.monotonic() + 30
+        while "in _serve_http" not in log.read_text():
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        assert "in asyncio_run" in log.read_text()  # uvicorn's thread too
+        assert not anyio.run(partial(ask, url, GATEWAY, token=None)).is_error
+        threads = sorted(int(t.name) for t in Path(f"/proc/{server.pid}/task").iterdir())
+        others = [t for t in threads if t != server.pid]
+        assert others  # uvicorn's thread at least
+        libc = ctypes.CDLL(None, use_errno=True)
+        assert libc.tgkill(server.pid, others[-1], signal.SIGTERM) == 0, ctypes.get_errno()
+        server.wait(30)
+    assert "stopping on SIGTERM" in log.read_text()
 
 
 def test_http_with_a_token_pins_sessions_by_url_and_a_background_sync_moves_current(

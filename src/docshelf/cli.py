@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import faulthandler
 import json
 import logging
 import os
 import re
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -633,6 +635,8 @@ def serve(
     from docshelf import mcp_server  # noqa: PLC0415 - the MCP SDK loads only to serve
 
     _log_to_stderr()
+    if hasattr(signal, "SIGUSR1"):  # `kill -USR1 PID`: every thread's stack on stderr
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     http = None
     if use_http:
         http = mcp_server.check_http_options(

@@ -264,6 +264,8 @@ def serve(
         try:
             process.wait(60)
         except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGUSR1)  # every thread's stack into the log
+            time.sleep(2)
             process.kill()
             process.wait()
     if process.returncode != 0:

@@ -88,7 +88,13 @@ def http_serve(
         yield f"http://127.0.0.1:{found.group(1)}/mcp", server
     finally:
         server.send_signal(signal.SIGTERM)
-        out, _ = server.communicate(timeout=60)
+        try:
+            out, _ = server.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.send_signal(signal.SIGUSR1)  # every thread's stack into the log
+            time.sleep(2)
+            server.kill()
+            out, _ = server.communicate()
     assert server.returncode == 0, log.read_text()
     assert out == b""  # stdout is never written to
 

@@ -11,10 +11,12 @@ Constraints:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hmac
 import ipaddress
 import logging
+import select
 import signal
 import socket
 import threading
@@ -316,16 +318,39 @@ def _serve_http(app: HttpApp, sock: socket.socket) -> None:
         server.force_exit = server.should_exit
         server.should_exit = True
 
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name="docshelf-http", daemon=True
-    )
+    # The main thread waits on a socket that both the signal's C handler (set_wakeup_fd) and the
+    # uvicorn thread's end write to. A process-directed signal may land on any thread (uvicorn's,
+    # the sync's, the model's native pool); an untimed thread.join() then never wakes to run
+    # the Python handler, and a join polled with a timeout held every search with the model up
+    # to the next poll (about 500 ms a call with a 0.5 s poll, 20 ms without; bench/serve.py).
+    wake, wakeup = socket.socketpair()
+    wake.setblocking(False)
+    wakeup.setblocking(False)
+
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            server.run(sockets=[sock])
+        finally:
+            done.set()  # before the byte: once the byte is read, done is seen
+            with contextlib.suppress(OSError):
+                wakeup.send(b"\0")
+
+    thread = threading.Thread(target=run, name="docshelf-http", daemon=True)
     previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    previous_fd = signal.set_wakeup_fd(wakeup.fileno(), warn_on_full_buffer=False)
     try:
         thread.start()
-        # An untimed join: a signal still runs its handler here, and a join polled with a timeout
-        # held every search with the model up to the next poll (about 500 ms a call measured
-        # with a 0.5 s poll, 20 ms without; bench/serve.py).
+        while not done.is_set():
+            select.select([wake], [], [])  # the handler runs as this returns
+            with contextlib.suppress(BlockingIOError):
+                while wake.recv(4096):
+                    pass
         thread.join()
     finally:
+        signal.set_wakeup_fd(previous_fd)
         for received, handler in previous.items():
             signal.signal(received, handler)
+        wake.close()
+        wakeup.close()
