@@ -13,9 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from docshelf.cli import _ProgressLine
 from docshelf.config import MAX_DOC_BYTES
-from docshelf.indexer import Progress
 from docshelf.stores import open_store
 from tests.support.gitrepo import Repo, write_shop_docs
 
@@ -148,6 +146,11 @@ def test_the_real_model_indexes_a_repository_and_finds_the_passage_by_meaning(
     indexed = docshelf("index", str(repo.path), "--store", store, "--json")
     assert indexed.returncode == 0, indexed.stderr
     assert json.loads(indexed.stdout)["embedded"] == 3
+    # With --json, stderr carries the progress events, one JSON object a line.
+    events = [json.loads(line) for line in indexed.stderr.splitlines()]
+    assert [e["phase"] for e in events] == ["reading", "embedding", "embedding", "writing", "done"]
+    assert all(e["event"] == "progress" and e["files"] == 3 for e in events)
+    assert (events[2]["embedded"], events[2]["to_embed"], events[-1]["chunks"]) == (3, 3, 3)
     question = "which team is responsible for checkout?"
     done = docshelf("search", question, "--store", store, "-k", "2", "--mode", "vector")
     assert done.returncode == 0, done.stderr
@@ -175,20 +178,6 @@ def test_reindexing_an_indexed_commit_never_imports_torch(repo: Repo, tmp_path: 
     )
     assert json.loads(done.stdout)["already_indexed"], done.stderr
     assert done.stderr.strip().endswith("[]"), done.stderr
-
-
-def test_the_progress_line_shows_files_chunks_embedded_reused_and_rate(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    line = _ProgressLine()
-    line.update(Progress("reading", files=3, chunks=10))
-    line.update(Progress("embedding", 3, 10, embedded=6, to_embed=6, reused=4))
-    line.finish()
-    err = capsys.readouterr().err
-    assert "\r" in err and err.endswith("\n")
-    last = err.rstrip("\n").split("\r")[-1]
-    assert "[########################] 3 files, 10/10 chunks (6 embedded, 4 reused)" in last
-    assert "chunks/s" in last
 
 
 def test_docshelf_chunk_shows_exactly_the_chunks_docshelf_index_stores(

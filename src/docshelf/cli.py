@@ -46,6 +46,7 @@ from docshelf.config import (
     default_store_location,
 )
 from docshelf.errors import DocshelfError
+from docshelf.progress import ProgressBar, ProgressEvents
 from docshelf.reading import (
     outline_data,
     reading_data,
@@ -57,17 +58,10 @@ from docshelf.search import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K, MODES, render
 from docshelf.workspace import shown
 
 if TYPE_CHECKING:
-    from docshelf.app import IndexResult, Progress
+    from docshelf.app import IndexResult
 
 # Widest heading shown in the `chunk` table before it is cut with an ellipsis.
 TABLE_HEADING_WIDTH = 48
-
-# Width of the progress bar of `docshelf index`, in characters.
-PROGRESS_BAR_WIDTH = 24
-
-# The progress line is redrawn at most this often: often enough to look alive, rarely enough
-# that a fast index of small files is not slowed down by the terminal.
-PROGRESS_REDRAW_SECONDS = 0.1
 
 # How many characters of a commit id are shown in human-readable output.
 SHORT_REF = 12
@@ -326,7 +320,11 @@ def index(
     changed since an indexed commit are.
     """
     config = make_config(**options)
-    bar = _ProgressLine() if not as_json and sys.stderr.isatty() else None
+    bar: ProgressBar | ProgressEvents | None = None
+    if as_json:
+        bar = ProgressEvents(_write_err)
+    elif sys.stderr.isatty():
+        bar = ProgressBar(_write_err)
     try:
         result = index_source(
             config,
@@ -339,7 +337,7 @@ def index(
             progress=bar.update if bar else None,
         )
     finally:
-        if bar:
+        if isinstance(bar, ProgressBar):
             bar.finish()
     if as_json:
         _write(json.dumps(_index_json(result), ensure_ascii=False, indent=2) + "\n")
@@ -671,41 +669,6 @@ def _log_to_stderr() -> None:
     logging.getLogger("docshelf").setLevel(logging.INFO)
 
 
-class _ProgressLine:
-    """One line on stderr, redrawn as indexing goes: files, chunks, embedded and reused,
-    chunks per second."""
-
-    def __init__(self) -> None:
-        self._started = time.perf_counter()
-        self._drawn = 0.0
-        self._width = 0
-
-    def update(self, p: Progress) -> None:
-        now = time.perf_counter()
-        if (
-            p.phase == "embedding"
-            and p.embedded < p.to_embed
-            and now - self._drawn < PROGRESS_REDRAW_SECONDS
-        ):
-            return
-        self._drawn = now
-        done = p.embedded + p.reused
-        share = 1.0 if not p.chunks else done / p.chunks
-        filled = round(share * PROGRESS_BAR_WIDTH)
-        bar = "#" * filled + "-" * (PROGRESS_BAR_WIDTH - filled)
-        rate = p.embedded / max(now - self._started, 1e-9)
-        line = (
-            f"{p.phase:<9} [{bar}] {p.files} files, {done}/{p.chunks} chunks "
-            f"({p.embedded} embedded, {p.reused} reused), {rate:.1f} chunks/s"
-        )
-        click.echo("\r" + line.ljust(self._width), nl=False, err=True)
-        self._width = len(line)
-
-    def finish(self) -> None:
-        if self._width:
-            click.echo(err=True)
-
-
 def _index_json(r: IndexResult) -> dict[str, Any]:
     return {
         "workspace": r.workspace,
@@ -823,6 +786,12 @@ def _table(results: list[ChunkedFile]) -> str:
         f"{total_bytes} bytes in all, largest chunk {largest} bytes"
     )
     return "\n".join(out) + "\n"
+
+
+def _write_err(text: str) -> None:
+    """Progress on stderr, as it comes."""
+    sys.stderr.write(text)
+    sys.stderr.flush()
 
 
 def _write(text: str) -> None:

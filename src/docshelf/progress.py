@@ -1,0 +1,151 @@
+"""`docshelf index`'s progress: a bar redrawn on a terminal, or JSON events for a tool that wraps
+the command (`--json`), both from the indexer's Progress reports.
+
+Constraints:
+- stderr only: stdout carries the command's result (the summary, or its one JSON object).
+- The rate and the time left count the embedding only, from the first batch done: reading and
+  loading the model come before it and would make the first estimates wrong.
+- Never slows indexing: the bar is redrawn, and an event written while embedding, at most every
+  so often; a phase's change is always shown.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from docshelf.indexer import Progress
+
+# Width of the progress bar of `docshelf index`, in characters.
+PROGRESS_BAR_WIDTH = 24
+
+# The bar is redrawn at most this often: often enough to look alive, rarely enough that a fast
+# index of small files is not slowed down by the terminal.
+PROGRESS_REDRAW_SECONDS = 0.1
+
+# A JSON progress event while embedding is written at most this often (each phase's first and
+# last report always are).
+PROGRESS_EVENT_SECONDS = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Pace:
+    """How fast the embedding goes, and how long it has left (None until it can be told)."""
+
+    rate: float | None  # chunks embedded per second
+    seconds_left: float | None
+
+
+class _Clock:
+    """The embedding's pace, measured from its first report with a batch done."""
+
+    def __init__(self, now: Callable[[], float]) -> None:
+        self._now = now
+        self._first: tuple[float, int] | None = None
+
+    def pace(self, p: Progress) -> Pace:
+        now = self._now()
+        if p.phase != "embedding" or p.embedded == 0:
+            return Pace(None, None)
+        if self._first is None:
+            self._first = (now, p.embedded)
+            return Pace(None, None)
+        since, embedded = self._first
+        if now <= since or p.embedded <= embedded:
+            return Pace(None, None)
+        rate = (p.embedded - embedded) / (now - since)
+        return Pace(rate, max(p.to_embed - p.embedded, 0) / rate)
+
+
+def clock_text(seconds: float) -> str:
+    """A duration as a person reads it: `42 s`, `3 min 05 s`, `1 h 02 min`."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+class ProgressBar:
+    """One line on stderr, redrawn as indexing goes: the phase, a bar, files, chunks done of all,
+    embedded and reused, and while embedding chunks per second and the time left."""
+
+    def __init__(
+        self, write: Callable[[str], None], now: Callable[[], float] = time.perf_counter
+    ) -> None:
+        self._write = write
+        self._now = now
+        self._clock = _Clock(now)
+        self._drawn = -PROGRESS_REDRAW_SECONDS
+        self._width = 0
+
+    def update(self, p: Progress) -> None:
+        pace = self._clock.pace(p)
+        now = self._now()
+        if _midway(p) and now - self._drawn < PROGRESS_REDRAW_SECONDS:
+            return
+        self._drawn = now
+        # Once embedded (or with no model, where nothing is), every chunk counts as done.
+        done = p.chunks if p.phase in ("writing", "done") else p.embedded + p.reused
+        share = 1.0 if not p.chunks else done / p.chunks
+        filled = round(share * PROGRESS_BAR_WIDTH)
+        bar = "#" * filled + "-" * (PROGRESS_BAR_WIDTH - filled)
+        line = (
+            f"{p.phase:<9} [{bar}] {p.files} files, {done}/{p.chunks} chunks "
+            f"({p.embedded} embedded, {p.reused} reused)"
+        )
+        if pace.rate is not None and pace.seconds_left is not None:
+            line += f", {pace.rate:.1f} chunks/s, {clock_text(pace.seconds_left)} left"
+        self._write("\r" + line.ljust(self._width))
+        self._width = len(line)
+
+    def finish(self) -> None:
+        if self._width:
+            self._write("\n")
+
+
+class ProgressEvents:
+    """One JSON object per line on stderr for each step worth telling: `{"event": "progress",
+    "phase", "files", "chunks", "embedded", "to_embed", "reused", "chunks_per_second",
+    "seconds_left"}` (the last two null until the pace is known)."""
+
+    def __init__(
+        self, write: Callable[[str], None], now: Callable[[], float] = time.perf_counter
+    ) -> None:
+        self._write = write
+        self._now = now
+        self._clock = _Clock(now)
+        self._written = -PROGRESS_EVENT_SECONDS
+        self._phase = ""
+
+    def update(self, p: Progress) -> None:
+        pace = self._clock.pace(p)
+        now = self._now()
+        if p.phase == self._phase and _midway(p) and now - self._written < PROGRESS_EVENT_SECONDS:
+            return
+        self._written, self._phase = now, p.phase
+        self._write(json.dumps(progress_event(p, pace)) + "\n")
+
+
+def progress_event(p: Progress, pace: Pace) -> dict[str, Any]:
+    return {
+        "event": "progress",
+        "phase": p.phase,
+        "files": p.files,
+        "chunks": p.chunks,
+        "embedded": p.embedded,
+        "to_embed": p.to_embed,
+        "reused": p.reused,
+        "chunks_per_second": None if pace.rate is None else round(pace.rate, 2),
+        "seconds_left": None if pace.seconds_left is None else round(pace.seconds_left, 1),
+    }
+
+
+def _midway(p: Progress) -> bool:
+    """An embedding report that is neither the phase's first nor its last."""
+    return p.phase == "embedding" and 0 < p.embedded < p.to_embed
