@@ -56,7 +56,7 @@ from docshelf.stores.sqlite_schema import (
     now,
     write_lists,
 )
-from docshelf.stores.sqlite_vectors import HALF_PRECISION_MIN_ROWS, MatrixCache, top_k
+from docshelf.stores.sqlite_vectors import MatrixCache, top_k
 from docshelf.stores.terms import query_terms
 
 # Seconds a connection waits for another process's write to finish before it gives up: an index
@@ -87,7 +87,6 @@ class SQLiteStore:
         path: Path,
         model_id: str,
         dim: int,
-        half_precision_rows: int = HALF_PRECISION_MIN_ROWS,
     ) -> None:
         self.path = path
         self.location = str(path)
@@ -97,7 +96,7 @@ class SQLiteStore:
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self._write_lock = threading.Lock()
-        self._matrices = MatrixCache(half_precision_rows)
+        self._matrices = MatrixCache()
         self._closed = False
 
     @classmethod
@@ -107,7 +106,6 @@ class SQLiteStore:
         *,
         model_id: str | None,
         dim: int | None,
-        half_precision_rows: int = HALF_PRECISION_MIN_ROWS,
     ) -> SQLiteStore:
         """Open the store at `path`, creating it for `model_id`/`dim` when it does not exist.
 
@@ -126,7 +124,7 @@ class SQLiteStore:
                     f"cannot create the folder of the store {path}: {e.strerror}. "
                     "Choose another place with --store or DOCSHELF_STORE"
                 ) from e
-        store = cls(path, model_id or "", dim or 0, half_precision_rows)
+        store = cls(path, model_id or "", dim or 0)
         try:
             store._migrate(model_id, dim)
         except BaseException:
@@ -550,7 +548,7 @@ class SQLiteStore:
             among = None if paths is None else matrix.rows_of(paths)
             if len(matrix.ids) == 0 or (among is not None and len(among) == 0):
                 return []
-            score_of = top_k(conn, matrix, query, k, among)
+            score_of = top_k(matrix, query, k, among)
             ids = list(score_of)
             rows = conn.execute(
                 f"{_SELECT_HIT} WHERE id IN ({','.join('?' * len(ids))})", ids
