@@ -49,7 +49,12 @@ def test_the_export_is_written_once_and_reused(torch_only: LocalEmbedder, tmp_pa
     assert torch_only._model is not None
     OnnxQueryEncoder.build(torch_only._model, "packaged", tmp_path)
     written = sorted(tmp_path.iterdir())
-    assert [p.suffixes for p in written] == [[".onnx"], [".query", ".json"]]
+    assert [p.suffixes for p in written] == [[".onnx"], [".query", ".json"], [".weights"]]
+    graph, _, weights = written
+    # The weights are a file of their own, which ONNX Runtime maps: the graph names it.
+    assert graph.stat().st_size < 1_000_000
+    assert weights.stat().st_size > 80_000_000
+    assert weights.name.encode() in graph.read_bytes()
     stamps = [p.stat().st_mtime_ns for p in written]
     assert OnnxQueryEncoder.build(torch_only._model, "packaged", tmp_path) is not None
     assert [p.stat().st_mtime_ns for p in sorted(tmp_path.iterdir())] == stamps
@@ -122,6 +127,15 @@ def test_a_damaged_or_missing_query_file_means_torch_which_writes_it_again(
     fresh = LocalEmbedder(onnx_cache=tmp_path)
     assert np.abs(fresh.embed(QUESTIONS[:2]) - want).max() < 1e-5
     assert fresh._model is None  # from the cache again
+
+    # A graph without its weights (an export cut short, an earlier layout): exported again.
+    (weights,) = tmp_path.glob("*.weights")
+    weights.unlink()
+    monkeypatch.setattr(local, "_CACHED", {})
+    monkeypatch.setattr(local, "_FAST", {})
+    embedder = LocalEmbedder(onnx_cache=tmp_path)
+    assert np.abs(embedder.embed(QUESTIONS[:2]) - want).max() < 1e-5
+    assert embedder._model is not None and weights.stat().st_size > 80_000_000
 
 
 def test_a_model_of_another_shape_stays_on_torch(caplog: pytest.LogCaptureFixture) -> None:
