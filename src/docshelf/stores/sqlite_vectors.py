@@ -72,8 +72,8 @@ class MatrixCache:
         """The ref's ids and vectors, from the cache while the ref is unchanged; call inside a
         read snapshot."""
         key = (workspace, ref)
-        (token,) = conn.execute(
-            "SELECT max(id) FROM chunks WHERE workspace = ? AND ref = ?", key
+        token, count = conn.execute(
+            "SELECT max(id), count(*) FROM chunks WHERE workspace = ? AND ref = ?", key
         ).fetchone()
         if token is None:  # nothing indexed: not worth a place in the cache
             nothing = np.zeros(0, dtype=np.int64)
@@ -83,17 +83,20 @@ class MatrixCache:
             if cached is not None and cached.token == token:
                 self._matrices.move_to_end(key)
                 return cached
+        # Row by row into arrays made to size: holding every row first, then joining their
+        # blobs, took three times the matrix at once, and the heap kept it after the load.
+        ids = np.empty(count, dtype=np.int64)
+        path_of_row = np.empty(count, dtype=np.int32)
+        vectors = np.empty((count, dim), dtype=np.float32)
+        numbers: dict[str, int] = {}
         rows = conn.execute(
             "SELECT id, path, embedding FROM chunks WHERE workspace = ? AND ref = ? ORDER BY id",
             key,
-        ).fetchall()
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        numbers: dict[str, int] = {}
-        path_of_row = np.fromiter(
-            (numbers.setdefault(r[1], len(numbers)) for r in rows), dtype=np.int32, count=len(rows)
         )
-        blob = b"".join(r[2] for r in rows)
-        vectors = np.frombuffer(blob, dtype="<f4").astype(np.float32).reshape(len(rows), dim)
+        for i, (row_id, path, blob) in enumerate(rows):
+            ids[i] = row_id
+            path_of_row[i] = numbers.setdefault(path, len(numbers))
+            vectors[i] = np.frombuffer(blob, dtype="<f4")
         matrix = Matrix(int(token), ids, path_of_row, numbers, vectors)
         with self._lock:
             self._matrices[key] = matrix
