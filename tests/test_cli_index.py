@@ -143,10 +143,10 @@ def test_the_real_model_indexes_a_repository_and_finds_the_passage_by_meaning(
     repo: Repo, tmp_path: Path
 ) -> None:
     store = str(tmp_path / "store.sqlite3")
-    indexed = docshelf("index", str(repo.path), "--store", store, "--json")
+    indexed = docshelf("index", str(repo.path), "--store", store, "--json", "--progress", "json")
     assert indexed.returncode == 0, indexed.stderr
     assert json.loads(indexed.stdout)["embedded"] == 3
-    # With --json, stderr carries the progress events, one JSON object a line.
+    # With --progress json, stderr carries the progress events, one JSON object a line.
     events = [json.loads(line) for line in indexed.stderr.splitlines()]
     assert [e["phase"] for e in events] == ["reading", "embedding", "embedding", "writing", "done"]
     assert all(e["event"] == "progress" and e["files"] == 3 for e in events)

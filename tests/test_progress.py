@@ -123,17 +123,12 @@ def test_json_events_are_one_object_a_line_at_most_every_second_while_embedding(
     assert got[-1]["seconds_left"] is None
 
 
-def test_the_real_command_draws_the_bar_on_a_terminal_and_nothing_on_a_pipe(
-    tmp_path: Path,
-) -> None:
-    repo = Repo(tmp_path / "shop")
-    write_shop_docs(repo)
-    repo.commit("docs")
-    args = [str(DOCSHELF), "index", str(repo.path), "--store", str(tmp_path / "s.sqlite3")]
+def on_terminal(command: list[str]) -> tuple[subprocess.CompletedProcess[bytes], str]:
+    """Run `command` with stderr on a pseudo-terminal; what it drew there."""
     main, terminal = pty.openpty()
     try:
         done = subprocess.run(
-            [*args, "--embedder", "none"],
+            command,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=terminal,
@@ -152,10 +147,37 @@ def test_the_real_command_draws_the_bar_on_a_terminal_and_nothing_on_a_pipe(
             drawn += part
     finally:
         os.close(main)
+    return done, drawn.decode().replace("\r\n", "\n")
+
+
+def test_the_real_command_draws_the_bar_on_a_terminal_unless_told_otherwise(
+    tmp_path: Path,
+) -> None:
+    repo = Repo(tmp_path / "shop")
+    write_shop_docs(repo)
+    repo.commit("docs")
+
+    def index(store: str, *more: str) -> list[str]:
+        return [str(DOCSHELF), "index", str(repo.path), "--store", str(tmp_path / store), *more]
+
+    done, drawn = on_terminal(index("a.sqlite3", "--embedder", "none"))
     assert done.returncode == 0
     assert done.stdout.decode().startswith("indexed ")  # the summary stays on stdout
-    redraws = drawn.decode().replace("\r\n", "\n").split("\r")
+    redraws = drawn.split("\r")
     assert redraws[0] == ""
     assert redraws[1].startswith("reading   [------------------------] 2 files, 0/2 chunks")
     assert redraws[-1].startswith("done      [########################] 2 files, 2/2 chunks")
     assert redraws[-1].endswith("\n")
+
+    quiet, drawn = on_terminal(index("b.sqlite3", "--embedder", "none", "--progress", "none"))
+    assert quiet.returncode == 0 and drawn == ""
+    piped = subprocess.run(
+        index("c.sqlite3", "--embedder", "none", "--progress", "bar", "--json"),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert piped.returncode == 0 and json.loads(piped.stdout)["chunks"] == 2
+    err = piped.stderr.decode()  # not as text: universal newlines would turn each \r into \n
+    assert err.startswith("\rreading   [")
+    assert err.endswith("\n") and "\rdone      [####" in err

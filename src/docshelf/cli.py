@@ -63,6 +63,9 @@ if TYPE_CHECKING:
 # Widest heading shown in the `chunk` table before it is cut with an ellipsis.
 TABLE_HEADING_WIDTH = 48
 
+# `docshelf index --progress`: auto is the bar on a terminal (unless --json), else nothing.
+PROGRESS_MODES = ("auto", "bar", "json", "none")
+
 # How many characters of a commit id are shown in human-readable output.
 SHORT_REF = 12
 
@@ -301,6 +304,14 @@ def docs_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @store_options
 @embedder_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object when done.")
+@click.option(
+    "--progress",
+    type=click.Choice(PROGRESS_MODES),
+    default="auto",
+    show_default=True,
+    help="How to show progress on stderr: a bar (auto: on a terminal only), JSON events one a "
+    "line for a tool that wraps the command, or none.",
+)
 def index(
     source: str,
     rev: str | None,
@@ -309,6 +320,7 @@ def index(
     exclude: tuple[str, ...],
     workspace: str | None,
     as_json: bool,
+    progress: str,
     **options: Any,
 ) -> None:
     """Index the documentation of a git repository at one commit, make it current and prune the
@@ -321,9 +333,9 @@ def index(
     """
     config = make_config(**options)
     bar: ProgressBar | ProgressEvents | None = None
-    if as_json:
+    if progress == "json":
         bar = ProgressEvents(_write_err)
-    elif sys.stderr.isatty():
+    elif progress == "bar" or (progress == "auto" and not as_json and sys.stderr.isatty()):
         bar = ProgressBar(_write_err)
     try:
         result = index_source(
