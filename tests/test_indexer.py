@@ -207,6 +207,28 @@ def test_embedding_goes_in_batches_of_at_most_64(
     assert [len(c) for c in embedder.calls] == [64, 64, 22]
 
 
+def test_an_embedder_with_a_character_budget_gets_fewer_long_texts_a_batch(
+    store: Store, source: MemorySource, embedder: FakeEmbedder
+) -> None:
+    # 40 short paragraphs and 40 long ones (each counted at the cap of 1,000 characters):
+    # a budget of 8,000 characters takes the short ones 64 at most, the long ones 8 at a time.
+    files = {f"docs/short-{i}.md": f"Short note {i}." for i in range(40)}
+    files["docs/long.md"] = "\n\n".join(f"Long note {i}: " + "word " * 300 for i in range(40))
+    source.add("c1", files)
+    embedder.batch_chars, embedder.batch_text_chars = 8_000, 1_000  # type: ignore[attr-defined]
+    indexer = Indexer(store, embedder, source)
+    try:
+        indexer.index("c1")
+    finally:
+        indexer.close()
+    sizes = [len(c) for c in embedder.calls]
+    lengths = [[len(t) for t in c] for c in embedder.calls]
+    assert sum(sizes) == 80 and lengths == sorted(lengths)  # sorted by length, each text once
+    assert all(max(min(n, 1_000) for n in c) * len(c) <= 8_000 for c in lengths)
+    assert sizes[-5:] == [8, 8, 8, 8, 8]  # the long texts, 1,000 characters each at the cap
+    assert sizes[0] > 8
+
+
 def test_progress_reports_reading_embedding_writing_and_done(
     indexer: Indexer, source: MemorySource
 ) -> None:

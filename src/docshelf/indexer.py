@@ -371,23 +371,48 @@ class Indexer:
         report(Progress("embedding", len(docs.files), len(chunks), 0, to_embed, reused))
         # Sorted by length, each batch pads little; each distinct text is embedded once.
         order = sorted(missing, key=lambda h: len(missing[h]))
+        batches = self._batches([missing[h] for h in order])
         per_hash = _counts(hashes)
-        done = 0
-        for first in range(0, len(order), self._batch_size):
+        done = first = 0
+        for number, size in enumerate(batches, 1):
             _check(cancel)
-            batch = order[first : first + self._batch_size]
+            batch = order[first : first + size]
+            first += size
             texts = [missing[h] for h in batch]
-            matrix = self._embed(texts, first // self._batch_size + 1, len(order))
+            matrix = self._embed(texts, number, len(batches))
             vectors.update(zip(batch, matrix, strict=True))
             done += sum(per_hash[h] for h in batch)
             report(Progress("embedding", len(docs.files), len(chunks), done, to_embed, reused))
         return _make_rows(chunks, hashes, vectors), to_embed, reused
 
-    def _embed(self, texts: list[str], batch: int, total: int) -> Vector:
+    def _batches(self, texts: Sequence[str]) -> list[int]:
+        """The sizes of the batches `texts` (sorted by length) are embedded in: at most the batch
+        size each and, for an embedder that states one (`batch_chars`), at most that many
+        characters of padded input, each text counted as the batch's longest, capped at its
+        `batch_text_chars`."""
+        budget = getattr(self._embedder, "batch_chars", None)
+        cap = getattr(self._embedder, "batch_text_chars", None) or budget
+        sizes: list[int] = []
+        size = longest = 0
+        for text in texts:
+            cost = len(text) if cap is None else min(len(text), cap)
+            if size and (
+                size >= self._batch_size or (budget and (size + 1) * max(longest, cost) > budget)
+            ):
+                sizes.append(size)
+                size = longest = 0
+            size += 1
+            longest = max(longest, cost)
+        if size:
+            sizes.append(size)
+        return sizes
+
+    def _embed(self, texts: list[str], batch: int, batches: int) -> Vector:
         assert self._embedder is not None
-        batches = -(-total // self._batch_size)
+        # An embedder with a path of its own for documents (the local model: torch only) takes it.
+        embed = getattr(self._embedder, "embed_documents", self._embedder.embed)
         try:
-            matrix = self._embedder.embed(texts)
+            matrix = embed(texts)
         except DocshelfError:
             raise
         except Exception as e:

@@ -192,6 +192,20 @@ def test_queries_take_the_onnx_path_and_batches_stay_on_torch(
     assert calls == [local.ONNX_MAX_TEXTS]
 
 
+def test_the_indexer_s_batches_never_take_the_onnx_path_even_when_small(
+    torch_only: LocalEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(local, "_FAST", {})
+    monkeypatch.setattr(local, "_CACHED", {})
+    embedder = LocalEmbedder(onnx_cache=tmp_path)
+    texts = ["chunk one of the runbook", "chunk two"]
+    got = embedder.embed_documents(texts)
+    assert local._FAST == {} and local._CACHED == {}  # no ONNX Runtime session was made
+    assert not list(tmp_path.iterdir())  # nor exported
+    assert np.array_equal(got, torch_only.embed(texts))  # torch's vectors, bit for bit
+    assert embedder.embed_documents([]).shape == (0, embedder.dim)
+
+
 def test_one_failed_onnx_call_falls_back_for_that_call_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -61,6 +61,17 @@ ONNX_MAX_TEXTS = 8
 # Texts per forward pass. 32 keeps a CPU busy without holding much memory; raise it on a GPU.
 DEFAULT_BATCH_SIZE = 32
 
+# What the indexer hands the model at once, in characters of embedding input (each text counted
+# as its padded length: the batch's longest, at most BATCH_TEXT_CHARS): 16 texts that fill the
+# 256-token window. Smaller batches of long texts are no slower on a CPU and hold less: 512 of
+# the longest traefik chunks took 23.9 s at 16 a batch against 27.3 s at 64, with a peak of
+# 698 MiB against 825 MiB (BENCHMARKS.md).
+BATCH_CHARS = 19_200
+
+# A text counts at most this many characters in a batch: past about 1,200 characters of English
+# the model's 256-token window is full, and the rest is cut off.
+BATCH_TEXT_CHARS = 1_200
+
 
 def packaged_model_path() -> str:
     """The directory of the packaged all-MiniLM-L6-v2.
@@ -107,6 +118,9 @@ class LocalEmbedder:
         self._packaged = name in PACKAGED_NAMES
         self.model_id = DEFAULT_MODEL if self._packaged else name
         self.batch_size = batch_size
+        # The indexer's batches: BATCH_CHARS of padded input, as well as batch_size texts.
+        self.batch_chars = BATCH_CHARS
+        self.batch_text_chars = BATCH_TEXT_CHARS
         self._device = device
         self._model: SentenceTransformer | None = None
         self._dim: int | None = DEFAULT_MODEL_DIM if self._packaged else None
@@ -127,6 +141,19 @@ class LocalEmbedder:
     def device(self) -> str | None:
         """The device the model runs on, once loaded."""
         return None if self._model is None else str(self._model.device)
+
+    def embed_documents(self, texts: list[str]) -> Vector:
+        """The indexer's batches: one L2-normalised float32 row per text, always through torch,
+        so that every stored vector comes from one path and an index loads no ONNX Runtime
+        session beside torch (about 120 MiB more at the peak otherwise).
+
+        Raises:
+            EmbeddingError: the model cannot be loaded or fails on the batch.
+        """
+        model = self._load()
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._torch(model, texts)
 
     def embed(self, texts: list[str]) -> Vector:
         """One L2-normalised float32 row per text.
@@ -166,6 +193,9 @@ class LocalEmbedder:
             else:
                 _FAST_FAILURES.pop(source, None)
                 return vectors
+        return self._torch(model, texts)
+
+    def _torch(self, model: Any, texts: list[str]) -> Vector:
         try:
             out: Any = model.encode(
                 texts,
