@@ -29,6 +29,7 @@ RANK = {
     "embedders": 2,
     "chunking": 1,
     "rows": 1,
+    "progress": 1,
     "config": 0,
     "errors": 0,
     "_platform": 0,

@@ -15,10 +15,25 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from docshelf.indexer import Progress
+
+class Progress(Protocol):
+    """What a report says (indexer.Progress has it): imports nothing of docshelf."""
+
+    @property
+    def phase(self) -> str: ...
+    @property
+    def files(self) -> int: ...
+    @property
+    def chunks(self) -> int: ...
+    @property
+    def embedded(self) -> int: ...
+    @property
+    def to_embed(self) -> int: ...
+    @property
+    def reused(self) -> int: ...
+
 
 # Width of the progress bar of `docshelf index`, in characters.
 PROGRESS_BAR_WIDTH = 24
