@@ -86,9 +86,11 @@ def clock_text(seconds: float) -> str:
     return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
 
 
-class ProgressBar:
-    """One line on stderr, redrawn as indexing goes: the phase, a bar, files, chunks done of all,
-    embedded and reused, and while embedding chunks per second and the time left."""
+class _Reporter:
+    """What the bar and the events share: where to write, the clock, and when a report is due
+    (each phase's first and last always; in between, at most every `every` seconds)."""
+
+    every = PROGRESS_EVENT_SECONDS
 
     def __init__(
         self, write: Callable[[str], None], now: Callable[[], float] = time.perf_counter
@@ -96,15 +98,30 @@ class ProgressBar:
         self._write = write
         self._now = now
         self._clock = _Clock(now)
-        self._drawn = -PROGRESS_REDRAW_SECONDS
-        self._width = 0
+        self._last = -self.every
+        self._phase = ""
 
-    def update(self, p: Progress) -> None:
+    def _due(self, p: Progress) -> Pace | None:
+        """The pace when `p` is to be shown, else None."""
         pace = self._clock.pace(p)
         now = self._now()
-        if _midway(p) and now - self._drawn < PROGRESS_REDRAW_SECONDS:
+        if p.phase == self._phase and _midway(p) and now - self._last < self.every:
+            return None
+        self._last, self._phase = now, p.phase
+        return pace
+
+
+class ProgressBar(_Reporter):
+    """One line on stderr, redrawn as indexing goes: the phase, a bar, files, chunks done of all,
+    embedded and reused, and while embedding chunks per second and the time left."""
+
+    every = PROGRESS_REDRAW_SECONDS
+    _width = 0
+
+    def update(self, p: Progress) -> None:
+        pace = self._due(p)
+        if pace is None:
             return
-        self._drawn = now
         # Once embedded (or with no model, where nothing is), every chunk counts as done.
         done = p.chunks if p.phase in ("writing", "done") else p.embedded + p.reused
         share = 1.0 if not p.chunks else done / p.chunks
@@ -124,27 +141,15 @@ class ProgressBar:
             self._write("\n")
 
 
-class ProgressEvents:
+class ProgressEvents(_Reporter):
     """One JSON object per line on stderr for each step worth telling: `{"event": "progress",
     "phase", "files", "chunks", "embedded", "to_embed", "reused", "chunks_per_second",
     "seconds_left"}` (the last two null until the pace is known)."""
 
-    def __init__(
-        self, write: Callable[[str], None], now: Callable[[], float] = time.perf_counter
-    ) -> None:
-        self._write = write
-        self._now = now
-        self._clock = _Clock(now)
-        self._written = -PROGRESS_EVENT_SECONDS
-        self._phase = ""
-
     def update(self, p: Progress) -> None:
-        pace = self._clock.pace(p)
-        now = self._now()
-        if p.phase == self._phase and _midway(p) and now - self._written < PROGRESS_EVENT_SECONDS:
-            return
-        self._written, self._phase = now, p.phase
-        self._write(json.dumps(progress_event(p, pace)) + "\n")
+        pace = self._due(p)
+        if pace is not None:
+            self._write(json.dumps(progress_event(p, pace)) + "\n")
 
 
 def progress_event(p: Progress, pace: Pace) -> dict[str, Any]:
