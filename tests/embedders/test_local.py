@@ -135,3 +135,33 @@ def test_embedders_of_one_model_share_one_loaded_copy(embedder: LocalEmbedder) -
     other = LocalEmbedder("all-MiniLM-L6-v2", batch_size=4)
     other.embed(batch)
     assert embedder._model is not None and other._model is embedder._model
+
+
+# A process that loads the model, with the oneDNN setting it started with and then ran with.
+ONEDNN_PROCESS = """
+import os
+from docshelf.embedders.local import ONEDNN_CACHE_ENV, LocalEmbedder
+
+before = os.environ.get(ONEDNN_CACHE_ENV)
+LocalEmbedder().embed_documents(["chunk of a runbook"])
+print(before, os.environ[ONEDNN_CACHE_ENV])
+"""
+
+
+@pytest.mark.parametrize(("given", "used"), [(None, "0"), ("64", "64")])
+def test_loading_the_model_turns_off_onednn_s_per_shape_cache_unless_the_user_set_it(
+    given: str | None, used: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "ONEDNN_PRIMITIVE_CACHE_CAPACITY"}
+    if given is not None:
+        env["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] = given
+    done = subprocess.run(
+        [sys.executable, "-c", ONEDNN_PROCESS],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**env, "HF_HUB_OFFLINE": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(given), used]

@@ -14,6 +14,7 @@ torch loads only when a batch comes.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -72,6 +73,13 @@ BATCH_CHARS = 19_200
 # the model's 256-token window is full, and the rest is cut off.
 BATCH_TEXT_CHARS = 1_200
 
+# oneDNN (torch's CPU kernels) caches a compiled primitive, with its buffers, for every shape it
+# has run, up to 1,024 of them; the indexer's batches, sorted by length, are nearly all of
+# shapes of their own. Embedding the 1,177 shortest AWS chunks grew to 892 MiB with the cache
+# and 603 MiB without, in the same time (BENCHMARKS.md). A value the user sets is kept.
+ONEDNN_CACHE_ENV = "ONEDNN_PRIMITIVE_CACHE_CAPACITY"
+ONEDNN_CACHE_CAPACITY = "0"
+
 
 def packaged_model_path() -> str:
     """The directory of the packaged all-MiniLM-L6-v2.
@@ -98,6 +106,12 @@ def pick_device() -> str:
     if torch.backends.mps.is_available():
         return "mps"
     return "cpu"
+
+
+def bound_native_caches() -> None:
+    """Turn off oneDNN's cache of primitives per shape (ONEDNN_CACHE_ENV) unless the user set
+    it; read when torch first runs a kernel, so call it before."""
+    os.environ.setdefault(ONEDNN_CACHE_ENV, ONEDNN_CACHE_CAPACITY)
 
 
 class LocalEmbedder:
@@ -274,6 +288,7 @@ class LocalEmbedder:
             if self._model is not None:
                 return self._model
             source = packaged_model_path() if self._packaged else self.model_id
+            bound_native_caches()
             try:
                 from sentence_transformers import SentenceTransformer  # noqa: PLC0415
                 from transformers.utils import logging as transformers_logging  # noqa: PLC0415
