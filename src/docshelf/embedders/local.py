@@ -158,8 +158,8 @@ class LocalEmbedder:
 
     def embed_documents(self, texts: list[str]) -> Vector:
         """The indexer's batches: one L2-normalised float32 row per text, always through torch,
-        so that every stored vector comes from one path and an index loads no ONNX Runtime
-        session beside torch (about 120 MiB more at the peak otherwise).
+        so that every stored vector comes from one path and an index never makes an ONNX Runtime
+        session beside torch (121 MiB resident on its own) for a small last batch.
 
         Raises:
             EmbeddingError: the model cannot be loaded or fails on the batch.
