@@ -14,8 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+from docshelf import indexer as indexer_module
 from docshelf.errors import IndexingError, StoreError, WorkspaceError
 from docshelf.indexer import Indexer, Progress, content_hash, file_chunks
 from docshelf.stores import SQLiteStore, open_store
@@ -23,7 +25,14 @@ from docshelf.stores.postgres import PostgresStore
 from docshelf.workspace import DocFile, Skipped, open_workspace
 from tests.conftest import REPO
 from tests.support.gitrepo import Repo
-from tests.support.indexing import DIM, MODEL, FakeEmbedder, MemorySource, section_doc
+from tests.support.indexing import (
+    DIM,
+    MODEL,
+    FakeEmbedder,
+    MemorySource,
+    fake_vector,
+    section_doc,
+)
 
 Store = SQLiteStore | PostgresStore
 
@@ -578,3 +587,67 @@ def test_a_clone_url_is_indexed_and_the_next_sync_fetches_the_new_commit(
     second = repo.commit("second")
     assert indexer.index(ws.sync()).ref == second
     assert store.current(ws.name) == second
+
+
+def test_a_corpus_larger_than_a_window_is_looked_up_and_embedded_a_window_at_a_time(
+    store: Store, source: MemorySource, embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(indexer_module, "LOOKUP_WINDOW", 3)
+    monkeypatch.setattr(indexer_module, "EMBED_WINDOW", 4)
+    # 10 sections of different lengths, and one repeated in the same file (one hash, twice).
+    files = {f"docs/s{i}.md": f"# S{i}\n\n" + "word " * (10 - i) + "\n" for i in range(10)}
+    files["docs/twice.md"] = "# Step\n\nRun it.\n\n# Step\n\nRun it.\n"
+    source.add("c1", files)
+    counted = CountingStore(store)
+    indexer = Indexer(counted, embedder, source)  # type: ignore[arg-type]
+    try:
+        result = indexer.index("c1")
+        assert (result.chunks, result.embedded, result.reused) == (12, 12, 0)
+        lookups = [args[0] for name, args in counted.args if name == "embeddings_for"]
+        assert [len(hashes) for hashes in lookups] == [3, 3, 3, 2]  # 11 distinct hashes
+        # Windows of 4 distinct texts, each sorted by length; every distinct text once.
+        assert [len(call) for call in embedder.calls] == [4, 4, 3]
+        assert all([len(t) for t in c] == sorted(len(t) for t in c) for c in embedder.calls)
+        assert len(set(embedder.texts)) == len(embedder.texts) == 11
+        # Every row has the vector of its own text, wherever its window was.
+        for text in embedder.texts:
+            h = content_hash(MODEL, text)
+            assert np.array_equal(store.embeddings_for([h], MODEL)[h], fake_vector(text, DIM))
+
+        # The next commit changes one file: the stored vectors are found window by window.
+        embedder.calls.clear()
+        changed = {**files, "docs/s3.md": "# S3\n\nA new body.\n"}
+        source.add("c2", changed)
+        result = indexer.index("c2")
+        assert (result.chunks, result.embedded, result.reused) == (12, 1, 11)
+        assert embedder.calls == [[embedder.texts[0]]] and "A new body." in embedder.texts[0]
+    finally:
+        indexer.close()
+
+
+def test_the_rows_are_made_as_the_store_writes_them_never_all_at_once(
+    store: Store, source: MemorySource, embedder: FakeEmbedder
+) -> None:
+    source.add("c1", two_files())
+    seen: list[type] = []
+    write = store.replace_doc_chunks
+
+    def streamed(workspace: str, ref: str, rows: Any, files: Any = ()) -> None:
+        seen.append(type(rows))
+        write(workspace, ref, rows, files)
+
+    counted = CountingStore(store)
+    counted.replace_doc_chunks = streamed  # type: ignore[method-assign]
+    indexer = Indexer(counted, embedder, source)  # type: ignore[arg-type]
+    try:
+        assert indexer.index("c1").chunks == 5
+    finally:
+        indexer.close()
+    assert len(seen) == 1 and not issubclass(seen[0], list | tuple)  # a generator
+    assert store.ref_counts("ws") == {"c1": 5}
+    assert all(
+        v is not None
+        for v in store.embeddings_for(
+            [content_hash(MODEL, t) for t in embedder.texts], MODEL
+        ).values()
+    )

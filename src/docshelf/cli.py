@@ -41,6 +41,7 @@ from docshelf.config import (
     DEFAULT_HTTP_HOST,
     DEFAULT_HTTP_PORT,
     EMBEDDERS,
+    PRECISIONS,
     Config,
     default_mirror_dir,
     default_store_location,
@@ -116,8 +117,8 @@ def store_options(f: F) -> F:
 
 
 def embedder_options(f: F) -> F:
-    """--embedder, --model, --base-url, --dimensions and --batch-size, shared by every command
-    that embeds."""
+    """--embedder, --model, --base-url, --dimensions, --batch-size and --precision, shared by
+    every command that embeds."""
     for option in reversed(
         [
             click.option(
@@ -158,6 +159,15 @@ def embedder_options(f: F) -> F:
                 envvar="DOCSHELF_BATCH_SIZE",
                 help="Texts per model call (local, default 32) or per request (openai, at most "
                 "and by default 64). [env: DOCSHELF_BATCH_SIZE]",
+            ),
+            click.option(
+                "--precision",
+                type=click.Choice(PRECISIONS),
+                envvar="DOCSHELF_PRECISION",
+                help="local: the arithmetic of indexing batches. auto (default): bfloat16 on a "
+                "CPU with bfloat16 instructions, float16 on a CUDA GPU, each only if its vectors "
+                "stay within 0.999 cosine of float32's; float32 otherwise. Queries are always "
+                "float32. [env: DOCSHELF_PRECISION]",
             ),
         ]
     ):

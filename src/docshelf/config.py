@@ -155,6 +155,9 @@ DEFAULT_HTTP_PORT = 8765
 # OpenAI-compatible /v1/embeddings endpoint, or none (full-text search only).
 EMBEDDERS = ("local", "openai", "none")
 
+# The arithmetic of the local model's indexing batches (embedders/local.py explains auto).
+PRECISIONS = ("auto", "float32", "bfloat16", "float16")
+
 # Used with --embedder openai when no --base-url or --model is given.
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 OPENAI_DEFAULT_MODEL = "text-embedding-3-small"
@@ -188,6 +191,7 @@ class Config:
     api_key: str | None = field(default=None, repr=False)
     dimensions: int | None = None
     batch_size: int | None = None
+    precision: str = "auto"
     ef_search: int = DEFAULT_EF_SEARCH
     mirror_dir: str = field(default_factory=default_mirror_dir)
 

@@ -12,19 +12,27 @@ Constraints:
 - Only what changed is embedded: each chunk's embedding input is hashed with the model id, and
   the stored vector of an identical chunk anywhere in the store is reused, whichever workspace
   embedded it (a fork or a second clone of the same docs embeds nothing twice).
+- Memory does not grow with the corpus beyond the files' texts and a hash per chunk: the
+  stored vectors are looked up LOOKUP_WINDOW hashes at a time, the missing texts embedded a
+  window at a time, every vector kept in a temporary file (`dim` * 4 bytes a distinct chunk, in
+  the system's temporary folder), and the rows made one by one as the store writes them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import os
+import tempfile
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import BinaryIO, Protocol
+
+import numpy as np
 
 from docshelf.chunking import Chunk, chunk_file, embedding_input
 from docshelf.chunking.text import text_lines
@@ -40,6 +48,13 @@ from docshelf.rows import ChunkRow, FileRow, Vector
 from docshelf.workspace import DocFile, Docs, Selection, Skipped
 
 log = logging.getLogger("docshelf.indexer")
+
+# Indexing holds at most this many hashes' vectors from the store at once, and embeds a window
+# of at most EMBED_WINDOW texts or EMBED_WINDOW_CHARS characters at a time, sorted by length
+# within it, so that its memory does not grow with the corpus (BENCHMARKS.md).
+LOOKUP_WINDOW = 4_096
+EMBED_WINDOW = 8_192
+EMBED_WINDOW_CHARS = 8_000_000
 
 # The model id hashed with the embedding input of a store without embeddings (--embedder none).
 NO_MODEL_ID = "none"
@@ -296,12 +311,20 @@ class Indexer:
                         pruned, prune_error = self._promote(ref)
                         return self._already(ref, started, pruned, prune_error)
                     docs = self._source.read_docs(ref)
-                    rows, embedded, reused = self._rows(docs, report, cancel)
-                    _check(cancel)
-                    report(
-                        Progress("writing", len(docs.files), len(rows), embedded, embedded, reused)
-                    )
-                    self._store.replace_doc_chunks(self.workspace, ref, rows, file_rows(docs.files))
+                    with _Vectors(self._embedder) as vectors:
+                        hashes, embedded, reused = self._vectors(docs, vectors, report, cancel)
+                        chunks = len(hashes)
+                        _check(cancel)
+                        report(
+                            Progress("writing", len(docs.files), chunks, embedded, embedded, reused)
+                        )
+                        # The rows are made as the store writes them, in its one transaction.
+                        self._store.replace_doc_chunks(
+                            self.workspace,
+                            ref,
+                            _rows(docs, hashes, vectors),
+                            file_rows(docs.files),
+                        )
                     self._store.set_selection(self.workspace, ref, selection)
                     _check(cancel)
                     pruned, prune_error = self._promote(ref)
@@ -320,7 +343,7 @@ class Indexer:
             ref=ref,
             files=len(docs.files),
             skipped=docs.skipped,
-            chunks=len(rows),
+            chunks=chunks,
             embedded=embedded,
             reused=reused,
             seconds=time.perf_counter() - started,
@@ -330,7 +353,7 @@ class Indexer:
             roots=docs.roots,
             excluded=docs.excluded,
         )
-        report(Progress("done", result.files or 0, len(rows), embedded, embedded, reused))
+        report(Progress("done", result.files or 0, chunks, embedded, embedded, reused))
         return result
 
     def _already(
@@ -351,39 +374,62 @@ class Indexer:
             prune_error=prune_error,
         )
 
-    def _rows(
-        self, docs: Docs, report: ProgressCallback, cancel: threading.Event
-    ) -> tuple[list[ChunkRow], int, int]:
-        """The rows of every chunk of `docs`, with vectors reused or embedded; and how many
-        chunks were embedded and how many reused."""
-        chunks = [c for f in docs.files for c in file_chunks(f)]
-        inputs = [embedding_input(c) for c in chunks]
-        hashes = [content_hash(self.model_id, text) for text in inputs]
-        report(Progress("reading", len(docs.files), len(chunks)))
+    def _vectors(
+        self, docs: Docs, vectors: _Vectors, report: ProgressCallback, cancel: threading.Event
+    ) -> tuple[list[str], int, int]:
+        """Every chunk's vector of `docs` into `vectors`, reused from the store or embedded, a
+        window at a time: the content hash of every chunk in order, and how many chunks were
+        embedded and how many reused. Neither the chunks nor their vectors are all held at once
+        (vectors spills them to a temporary file), so memory does not grow with the corpus."""
+        hashes = [content_hash(self.model_id, embedding_input(c)) for c in _chunks(docs)]
+        report(Progress("reading", len(docs.files), len(hashes)))
         if self._embedder is None:
-            return _make_rows(chunks, hashes, dict.fromkeys(hashes)), 0, 0
-        # Of any workspace of the store: a fork or a second clone of the same docs embeds nothing.
-        stored = self._store.embeddings_for(hashes, self.model_id)
-        vectors: dict[str, Vector | None] = dict(stored)
-        missing = {h: text for h, text in zip(hashes, inputs, strict=True) if h not in stored}
-        reused = sum(1 for h in hashes if h in stored)
-        to_embed = len(chunks) - reused
-        report(Progress("embedding", len(docs.files), len(chunks), 0, to_embed, reused))
-        # Sorted by length, each batch pads little; each distinct text is embedded once.
-        order = sorted(missing, key=lambda h: len(missing[h]))
-        batches = self._batches([missing[h] for h in order])
+            return hashes, 0, 0
         per_hash = _counts(hashes)
-        done = first = 0
-        for number, size in enumerate(batches, 1):
+        # Of any workspace of the store: a fork or a second clone of the same docs embeds nothing.
+        distinct = list(per_hash)
+        for start in range(0, len(distinct), LOOKUP_WINDOW):
             _check(cancel)
-            batch = order[first : first + size]
-            first += size
-            texts = [missing[h] for h in batch]
-            matrix = self._embed(texts, number, len(batches))
-            vectors.update(zip(batch, matrix, strict=True))
-            done += sum(per_hash[h] for h in batch)
-            report(Progress("embedding", len(docs.files), len(chunks), done, to_embed, reused))
-        return _make_rows(chunks, hashes, vectors), to_embed, reused
+            stored = self._store.embeddings_for(
+                distinct[start : start + LOOKUP_WINDOW], self.model_id
+            )
+            for h, vector in stored.items():
+                vectors.put(h, vector)
+        reused = sum(per_hash[h] for h in distinct if h in vectors)
+        to_embed = len(hashes) - reused
+        report(Progress("embedding", len(docs.files), len(hashes), 0, to_embed, reused))
+        done = 0
+        window: dict[str, str] = {}
+        size = 0
+
+        def embed_window() -> None:
+            nonlocal done
+            # Sorted by length, each batch pads little; each distinct text is embedded once.
+            order = sorted(window, key=lambda h: len(window[h]))
+            first = 0
+            for count in self._batches([window[h] for h in order]):
+                _check(cancel)
+                batch = order[first : first + count]
+                first += count
+                matrix = self._embed([window[h] for h in batch], done, to_embed)
+                for h, vector in zip(batch, matrix, strict=True):
+                    vectors.put(h, vector)
+                done += sum(per_hash[h] for h in batch)
+                report(Progress("embedding", len(docs.files), len(hashes), done, to_embed, reused))
+            window.clear()
+
+        for chunk, h in zip(_chunks(docs), hashes, strict=True):
+            if h in vectors or h in window:
+                continue
+            text = embedding_input(chunk)
+            window[h] = text
+            size += len(text)
+            if len(window) >= EMBED_WINDOW or size >= EMBED_WINDOW_CHARS:
+                embed_window()
+                size = 0
+        if window:
+            embed_window()
+        return hashes, to_embed, reused
 
     def _batches(self, texts: Sequence[str]) -> list[int]:
         """The sizes of the batches `texts` (sorted by length) are embedded in: at most the batch
@@ -407,7 +453,7 @@ class Indexer:
             sizes.append(size)
         return sizes
 
-    def _embed(self, texts: list[str], batch: int, batches: int) -> Vector:
+    def _embed(self, texts: list[str], done: int, to_embed: int) -> Vector:
         assert self._embedder is not None
         # An embedder with a path of its own for documents (the local model: torch only) takes it.
         embed = getattr(self._embedder, "embed_documents", self._embedder.embed)
@@ -416,12 +462,15 @@ class Indexer:
         except DocshelfError:
             raise
         except Exception as e:
-            raise IndexingError(f"embedding batch {batch} of {batches} failed: {e}") from e
+            raise IndexingError(
+                f"embedding chunks {done + 1} to {done + len(texts)} of {to_embed} failed: {e}"
+            ) from e
         shape = getattr(matrix, "shape", None)
         if shape is None or len(shape) != 2 or shape[0] != len(texts):
             got = "no array" if shape is None else f"{shape[0] if shape else 0} vectors"
             raise IndexingError(
-                f"embedding batch {batch} of {batches}: the embedder returned {got} for "
+                f"embedding chunks {done + 1} to {done + len(texts)} of {to_embed}: the "
+                f"embedder returned {got} for "
                 f"{len(texts)} chunks; check the embedder (a count mismatch is never truncated)"
             )
         return matrix
@@ -493,13 +542,16 @@ def _counts(hashes: Sequence[str]) -> dict[str, int]:
     return counts
 
 
-def _make_rows(
-    chunks: Sequence[Chunk],
-    hashes: Sequence[str],
-    vectors: dict[str, Vector | None],
-) -> list[ChunkRow]:
-    return [
-        ChunkRow(
+def _chunks(docs: Docs) -> Iterator[Chunk]:
+    """The chunks of `docs`, file by file, cut as they are asked for (cutting is cheap: about
+    a second for 20,000 chunks, against minutes to embed them)."""
+    for f in docs.files:
+        yield from file_chunks(f)
+
+
+def _rows(docs: Docs, hashes: Sequence[str], vectors: _Vectors) -> Iterator[ChunkRow]:
+    for c, h in zip(_chunks(docs), hashes, strict=True):
+        yield ChunkRow(
             path=c.path,
             chunk=c.index,
             heading=c.heading,
@@ -507,7 +559,58 @@ def _make_rows(
             start_line=c.start_line,
             end_line=c.end_line,
             content_hash=h,
-            embedding=vectors[h],
+            embedding=vectors.get(h),
         )
-        for c, h in zip(chunks, hashes, strict=True)
-    ]
+
+
+class _Vectors(AbstractContextManager["_Vectors"]):
+    """The vectors of one indexing run, by content hash, in a temporary file that is gone when
+    the run ends: a slot of `dim` float32 numbers a distinct hash, read back one at a time as
+    the store writes the rows. Without an embedder it holds nothing, and every row's vector
+    is None."""
+
+    def __init__(self, embedder: Embedder | None) -> None:
+        self._none = embedder is None
+        self._dim: int | None = None  # the first vector's: a store's vectors are of one width
+        self._slots: dict[str, int] = {}
+        self._file: BinaryIO | None = None
+        self._unflushed = False
+
+    def __contains__(self, content_hash: str) -> bool:
+        return content_hash in self._slots
+
+    def put(self, content_hash: str, vector: Vector) -> None:
+        """Keep `vector` as the one of `content_hash` (the first one put, if several are)."""
+        if content_hash in self._slots:
+            return
+        data = np.asarray(vector, dtype="<f4")
+        if self._dim is None and data.ndim == 1:
+            self._dim = len(data)
+        if data.shape != (self._dim,):
+            raise IndexingError(
+                f"the embedder or the store gave a vector of shape {data.shape} among vectors "
+                f"of {self._dim} dimensions"
+            )
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix="docshelf-vectors-")  # noqa: SIM115
+        self._slots[content_hash] = len(self._slots)
+        self._file.write(data.tobytes())
+        self._unflushed = True
+
+    def get(self, content_hash: str) -> Vector | None:
+        """The vector of `content_hash`; None without an embedder."""
+        if self._none:
+            return None
+        assert self._file is not None and self._dim is not None
+        if self._unflushed:
+            self._file.flush()
+            self._unflushed = False
+        width = self._dim * 4
+        data = os.pread(self._file.fileno(), width, self._slots[content_hash] * width)
+        return np.frombuffer(data, dtype="<f4").astype(np.float32)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        self._slots.clear()

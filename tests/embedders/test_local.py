@@ -9,13 +9,18 @@ import sys
 import numpy as np
 import pytest
 
+from docshelf.embedders import local
 from docshelf.embedders.local import (
+    BATCH_CHARS,
     DEFAULT_MODEL,
     ONNX_MAX_TEXTS,
+    REDUCED_BATCH_CHARS,
     LocalEmbedder,
+    candidate_precision,
+    native_bfloat16,
     packaged_model_path,
 )
-from docshelf.errors import ConfigError
+from docshelf.errors import ConfigError, EmbeddingError
 
 
 @pytest.fixture(scope="module")
@@ -165,3 +170,120 @@ def test_loading_the_model_turns_off_onednn_s_per_shape_cache_unless_the_user_se
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(given), used]
+
+
+# Texts of the kinds an index holds: a title, a sentence, a list, a table row, code, a long page.
+DOC_TEXTS = [
+    "Checkout",
+    "The payments team owns Checkout; page them through the on-call rota.",
+    "- retries: 3\n- timeout: 30 s\n- backoff: exponential",
+    "| region | endpoint |\n| --- | --- |\n| eu-west-1 | https://api.eu.example.com |",
+    "```yaml\nhttp:\n  routers:\n    api:\n      rule: Host(`example.com`)\n```",
+    "Traefik reads its dynamic configuration from providers. " * 30,
+]
+
+
+def test_auto_precision_keeps_every_vector_within_the_cosine_bound_of_float32() -> None:
+    exact = LocalEmbedder(precision="float32")
+    auto = LocalEmbedder()
+    assert exact.precision == "float32" and exact.batch_chars == BATCH_CHARS
+    expected = "bfloat16" if native_bfloat16() else "float32"
+    assert auto.precision == expected
+    assert auto.batch_chars == (BATCH_CHARS if expected == "float32" else REDUCED_BATCH_CHARS)
+    want, got = exact.embed_documents(DOC_TEXTS), auto.embed_documents(DOC_TEXTS)
+    assert got.dtype == np.float32 and np.allclose(np.linalg.norm(got, axis=1), 1, atol=1e-5)
+    assert np.min(np.sum(want * got, axis=1)) >= local.PRECISION_MIN_COSINE
+    # Queries stay float32, whatever the batches use.
+    assert np.array_equal(auto.embed(DOC_TEXTS), exact.embed(DOC_TEXTS))
+
+
+@pytest.mark.parametrize("precision", ["bfloat16", "float16"])
+def test_a_reduced_precision_asked_for_runs_here_and_stays_near_float32(precision: str) -> None:
+    # float16 is what auto picks on a CUDA GPU: its arithmetic is checked here on the CPU.
+    reduced = LocalEmbedder(precision=precision)
+    assert reduced.precision == precision
+    got = reduced.embed_documents(DOC_TEXTS)
+    want = LocalEmbedder(precision="float32").embed_documents(DOC_TEXTS)
+    assert not np.array_equal(got, want)  # another arithmetic really ran
+    assert np.min(np.sum(want * got, axis=1)) >= local.PRECISION_MIN_COSINE
+
+
+def test_auto_falls_back_to_float32_when_the_probe_moves_a_vector_too_far(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(local, "native_bfloat16", lambda: True)  # bfloat16 runs on any CPU
+    monkeypatch.setattr(local, "PRECISION_MIN_COSINE", 1.5)  # no cosine reaches it
+    monkeypatch.setattr(local, "_PRECISION", {})
+    fussy = LocalEmbedder()
+    with caplog.at_level("WARNING", logger="docshelf.embedders"):
+        assert fussy.precision == "float32"
+    assert "bfloat16 moved a probe vector" in caplog.text
+    want = LocalEmbedder(precision="float32").embed_documents(DOC_TEXTS)
+    assert np.array_equal(fussy.embed_documents(DOC_TEXTS), want)
+
+
+def test_auto_picks_by_device_and_an_unknown_precision_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(local, "native_bfloat16", lambda: False)
+    assert candidate_precision("auto", "cpu") == "float32"
+    assert candidate_precision("auto", "cuda") == "float16"
+    assert candidate_precision("auto", "cuda:1") == "float16"
+    assert candidate_precision("auto", "mps") == "float32"
+    assert candidate_precision("bfloat16", "cpu") == "bfloat16"
+    monkeypatch.setattr(local, "native_bfloat16", lambda: True)
+    assert candidate_precision("auto", "cpu") == "bfloat16"
+    with pytest.raises(ConfigError, match="unknown precision 'int4'"):
+        LocalEmbedder(precision="int4")
+
+
+HEAP_PROCESS = """
+from docshelf.embedders.local import release_free_heap
+
+def rss_mib():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) // 1024
+
+# 300 MB in blocks below glibc's mmap threshold, so they live in the heap, then freed; the last
+# block allocated stays, so the heap's top is in use and free() alone cannot shrink it.
+blocks = [b"x" * 100_000 for _ in range(3_000)]
+pin = b"y" * 100_000
+del blocks
+before = rss_mib()
+release_free_heap()
+print(before, rss_mib())
+"""
+
+
+def test_releasing_the_free_heap_gives_freed_blocks_back_to_the_system() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", HEAP_PROCESS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    before, after = (int(n) for n in done.stdout.split())
+    assert before > 300 and after < before - 200, (before, after)
+
+
+def test_every_indexing_batch_releases_the_free_heap_even_when_it_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    released: list[int] = []
+    monkeypatch.setattr(local, "release_free_heap", lambda: released.append(1))
+    embedder = LocalEmbedder(precision="float32")
+    embedder.embed_documents(["a runbook", "the payment timeout"])
+    embedder.embed_documents(["who owns checkout"])
+    assert len(released) == 2
+    model = embedder._load()
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(model, "encode", broken)
+    with pytest.raises(EmbeddingError, match="out of memory"):
+        embedder.embed_documents(["a text"])
+    assert len(released) == 3

@@ -197,7 +197,7 @@ def test_the_indexer_s_batches_never_take_the_onnx_path_even_when_small(
 ) -> None:
     monkeypatch.setattr(local, "_FAST", {})
     monkeypatch.setattr(local, "_CACHED", {})
-    embedder = LocalEmbedder(onnx_cache=tmp_path)
+    embedder = LocalEmbedder(onnx_cache=tmp_path, precision="float32")
     texts = ["chunk one of the runbook", "chunk two"]
     got = embedder.embed_documents(texts)
     assert local._FAST == {} and local._CACHED == {}  # no ONNX Runtime session was made

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from docshelf.stores import bm25
-from docshelf.stores.bm25 import RefLists, TermList
+from docshelf.stores.bm25 import ListsBuilder, RefLists, TermList
 from docshelf.stores.terms import BM25_B, BM25_K1, bm25_idf
 
 WORDS = ["alpha", "beta", "gamma", "delta", "code-1"]
@@ -51,6 +51,35 @@ def test_the_lists_hold_each_terms_chunks_in_the_order_of_their_ids(
         assert again.ids.tolist() == found.ids.tolist()
         assert again.tfs.tolist() == found.tfs.tolist()
         assert again.lengths.tolist() == found.lengths.tolist()
+
+
+@given(
+    st.lists(chunk_strategy, max_size=40),
+    st.integers(min_value=1, max_value=30),
+    st.integers(min_value=1, max_value=5),
+)
+def test_lists_made_through_part_files_equal_those_made_in_memory(
+    chunks: list[tuple[int, dict[str, float], int]], spill: int, parts: int
+) -> None:
+    # A ref too large to hold its entries at once spills them every `spill` entries into
+    # `parts` files: its lists, its count and its length are the same as in memory.
+    given_entries = entries(chunks)
+    whole = RefLists.of(given_entries)
+    made = ListsBuilder(spill_entries=spill, parts=parts)
+    try:
+        for entry in given_entries:
+            made.add(*entry)
+        lists = list(made.lists())
+    finally:
+        made.close()
+    assert (made.chunks, made.length) == (whole.chunks, whole.length)
+    assert sorted(term for term, _ in lists) == sorted(whole.lists)
+    for term, found in lists:
+        want = whole.lists[term]
+        assert found.ids.tolist() == want.ids.tolist()
+        assert found.tfs.tolist() == want.tfs.tolist()
+        assert found.lengths.tolist() == want.lengths.tolist()
+        assert found.ids.dtype == np.int64 and found.tfs.dtype == np.float32
 
 
 def test_a_list_is_kept_as_postgresqls_send_functions_write_it() -> None:

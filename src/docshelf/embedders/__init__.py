@@ -37,9 +37,11 @@ def make_embedder(config: Config) -> LocalEmbedder | OpenAIEmbedder | None:
                 "the local embedder takes --model and --batch-size"
             )
         if config.batch_size is None:
-            return LocalEmbedder(config.model)
-        return LocalEmbedder(config.model, batch_size=config.batch_size)
+            return LocalEmbedder(config.model, precision=config.precision)
+        return LocalEmbedder(config.model, batch_size=config.batch_size, precision=config.precision)
     if config.embedder == "openai":
+        if config.precision != "auto":
+            raise ConfigError("--precision is for --embedder local; an endpoint picks its own")
         from docshelf.embedders.openai_http import OpenAIEmbedder  # noqa: PLC0415 - see above
 
         options: dict[str, int] = {}

@@ -14,9 +14,10 @@
 
 from __future__ import annotations
 
+import tempfile
 from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,13 @@ PLACE_COLUMNS = "id, path, chunk"
 # when that span is at most this many times the number of entries (a ref's ids are mostly
 # consecutive); otherwise the ids are sorted into slots first.
 DENSE_SPAN_PER_ENTRY = 8
+
+# A ref's lists are made in memory up to this many entries (a chunk's distinct term each: about
+# 100 a chunk, 24 bytes each), then in PARTS parts through temporary files, so that writing a
+# ref of 200,000 chunks holds a part of its entries, not all of them (BENCHMARKS.md).
+SPILL_ENTRIES = 2_000_000
+PARTS = 16
+ENTRY_DTYPE = np.dtype([("term", "<i8"), ("id", "<i8"), ("tf", "<f4"), ("length", "<i4")])
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,37 +95,106 @@ class RefLists:
     def of(cls, chunks: Iterable[tuple[int, Sequence[str], Sequence[float], int]]) -> RefLists:
         """The lists of chunks given as (id, distinct terms, their weighted frequencies,
         length), in any order."""
-        vocabulary: dict[str, int] = {}
-        term_of = array("q")
-        ids = array("q")
-        tfs = array("f")
-        lengths = array("i")
-        count = total = 0
-        for chunk_id, terms, weights, length in chunks:
-            count += 1
-            total += length
-            for term in terms:
-                term_of.append(vocabulary.setdefault(term, len(vocabulary)))
-            n = len(terms)
-            ids.extend([chunk_id] * n)
-            tfs.extend(weights)
-            lengths.extend([length] * n)
-        if not vocabulary:
-            return cls(count, total, {})
-        by_term = np.frombuffer(term_of, dtype=np.int64)
-        all_ids = np.frombuffer(ids, dtype=np.int64)
-        order = np.lexsort((all_ids, by_term))
-        by_term, all_ids = by_term[order], all_ids[order]
-        all_tfs = np.frombuffer(tfs, dtype=np.float32)[order]
-        all_lengths = np.frombuffer(lengths, dtype=np.int32)[order]
-        starts = np.flatnonzero(np.r_[True, by_term[1:] != by_term[:-1]])
-        ends = np.r_[starts[1:], len(by_term)]
-        names = list(vocabulary)
-        lists = {
-            names[by_term[s]]: TermList(all_ids[s:e], all_tfs[s:e], all_lengths[s:e])
-            for s, e in zip(starts.tolist(), ends.tolist(), strict=True)
-        }
-        return cls(count, total, lists)
+        made = ListsBuilder()
+        try:
+            for entry in chunks:
+                made.add(*entry)
+            return cls(made.chunks, made.length, dict(made.lists()))
+        finally:
+            made.close()
+
+
+class ListsBuilder:
+    """A ref's inverted lists made in memory that does not grow with the ref: the entries (a
+    chunk id, term, frequency and length each) are kept in compact arrays, and past
+    SPILL_ENTRIES of them they go to PARTS temporary files, by term. The lists are then made a
+    part at a time (`lists`), each term's ids ascending. Only the vocabulary stays whole."""
+
+    def __init__(self, spill_entries: int | None = None, parts: int | None = None) -> None:
+        self.chunks = self.length = 0
+        self._spill_entries = spill_entries or SPILL_ENTRIES
+        self._parts = parts or PARTS
+        self._vocabulary: dict[str, int] = {}
+        self._columns = _Columns()
+        self._files: list[Any] | None = None
+
+    def add(
+        self, chunk_id: int, terms: Sequence[str], weights: Sequence[float], length: int
+    ) -> None:
+        self.chunks += 1
+        self.length += length
+        vocabulary = self._vocabulary
+        n = len(terms)
+        self._columns.term_of.extend([vocabulary.setdefault(t, len(vocabulary)) for t in terms])
+        self._columns.ids.extend([chunk_id] * n)
+        self._columns.tfs.extend(weights)
+        self._columns.lengths.extend([length] * n)
+        if len(self._columns.ids) >= self._spill_entries:
+            self._spill()
+
+    def _spill(self) -> None:
+        """The entries so far into the part files (a term's part: its number modulo PARTS)."""
+        if self._files is None:
+            self._files = [
+                tempfile.TemporaryFile(prefix="docshelf-lists-")  # noqa: SIM115 - closed by close()
+                for _ in range(self._parts)
+            ]
+        records = self._columns.records()
+        self._columns = _Columns()
+        part_of = records["term"] % self._parts
+        for part, file in enumerate(self._files):
+            file.write(records[part_of == part].tobytes())
+
+    def lists(self) -> Iterator[tuple[str, TermList]]:
+        """Every term's list, a part at a time (in memory alone, when nothing was spilled)."""
+        if not self._vocabulary:
+            return
+        names = list(self._vocabulary)
+        if self._files is None:
+            yield from _grouped(self._columns.records(), names)
+            return
+        self._spill()
+        for file in self._files:
+            file.seek(0)
+            records = np.frombuffer(file.read(), dtype=ENTRY_DTYPE)
+            yield from _grouped(records, names)
+            del records
+
+    def close(self) -> None:
+        for file in self._files or ():
+            file.close()
+        self._files = None
+
+
+def _grouped(records: npt.NDArray[Any], names: Sequence[str]) -> Iterator[tuple[str, TermList]]:
+    """The lists of the terms of `records`, each term's ids ascending."""
+    if not len(records):
+        return
+    order = np.lexsort((records["id"], records["term"]))
+    by_term = records["term"][order]
+    all_ids = records["id"][order].astype(np.int64)
+    all_tfs = records["tf"][order].astype(np.float32)
+    all_lengths = records["length"][order].astype(np.int32)
+    starts = np.flatnonzero(np.r_[True, by_term[1:] != by_term[:-1]])
+    ends = np.r_[starts[1:], len(by_term)]
+    for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+        yield names[by_term[s]], TermList(all_ids[s:e], all_tfs[s:e], all_lengths[s:e])
+
+
+@dataclass(slots=True)
+class _Columns:
+    term_of: array[int] = field(default_factory=lambda: array("q"))
+    ids: array[int] = field(default_factory=lambda: array("q"))
+    tfs: array[float] = field(default_factory=lambda: array("f"))
+    lengths: array[int] = field(default_factory=lambda: array("i"))
+
+    def records(self) -> npt.NDArray[Any]:
+        records = np.empty(len(self.ids), dtype=ENTRY_DTYPE)
+        records["term"] = np.frombuffer(self.term_of, dtype=np.int64)
+        records["id"] = np.frombuffer(self.ids, dtype=np.int64)
+        records["tf"] = np.frombuffer(self.tfs, dtype=np.float32)
+        records["length"] = np.frombuffer(self.lengths, dtype=np.int32)
+        return records
 
 
 def best(

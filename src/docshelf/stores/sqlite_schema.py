@@ -9,11 +9,11 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
-from docshelf.stores.bm25 import RefLists
+from docshelf.stores.bm25 import ListsBuilder
 from docshelf.stores.common import check_schema, no_store
 from docshelf.stores.terms import TERMS_VERSION, term_columns
 
-# A chunk as its ref's inverted lists take it (bm25.RefLists.of).
+# A chunk as its ref's inverted lists take it (bm25.ListsBuilder.add).
 ChunkEntry = tuple[int, list[str], list[float], int]
 
 
@@ -65,21 +65,27 @@ def write_lists(
     conn: sqlite3.Connection, workspace: str, ref: str, entries: Iterable[ChunkEntry]
 ) -> None:
     """Make `entries` (chunk_terms of each chunk) the whole of `ref`'s inverted lists and
-    totals. Call in the transaction that writes the ref's chunks."""
+    totals, in memory that does not grow with the ref (bm25.ListsBuilder). Call in the
+    transaction that writes the ref's chunks."""
     conn.execute("DELETE FROM term_lists WHERE workspace = ? AND ref = ?", (workspace, ref))
     conn.execute("DELETE FROM ref_stats WHERE workspace = ? AND ref = ?", (workspace, ref))
-    made = RefLists.of(entries)
-    if made.chunks == 0:
-        return
-    conn.execute(
-        "INSERT INTO ref_stats (workspace, ref, chunks, length) VALUES (?, ?, ?, ?)",
-        (workspace, ref, made.chunks, made.length),
-    )
-    conn.executemany(
-        "INSERT INTO term_lists (workspace, ref, term, chunks, ids, tfs, lengths) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        ((workspace, ref, term, len(found), *found.blobs()) for term, found in made.lists.items()),
-    )
+    made = ListsBuilder()
+    try:
+        for entry in entries:
+            made.add(*entry)
+        if made.chunks == 0:
+            return
+        conn.execute(
+            "INSERT INTO ref_stats (workspace, ref, chunks, length) VALUES (?, ?, ?, ?)",
+            (workspace, ref, made.chunks, made.length),
+        )
+        conn.executemany(
+            "INSERT INTO term_lists (workspace, ref, term, chunks, ids, tfs, lengths) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ((workspace, ref, term, len(found), *found.blobs()) for term, found in made.lists()),
+        )
+    finally:
+        made.close()
 
 
 def make_terms(conn: sqlite3.Connection) -> None:
