@@ -8,6 +8,7 @@ import logging
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ import pytest
 from docshelf import indexer as indexer_module
 from docshelf.errors import IndexingError, StoreError, WorkspaceError
 from docshelf.indexer import Indexer, Progress, content_hash, file_chunks
-from docshelf.stores import SQLiteStore, open_store
+from docshelf.stores import SQLiteStore, bm25, open_store
 from docshelf.stores.postgres import PostgresStore
 from docshelf.workspace import DocFile, Skipped, open_workspace
 from tests.conftest import REPO
@@ -651,3 +652,58 @@ def test_the_rows_are_made_as_the_store_writes_them_never_all_at_once(
             [content_hash(MODEL, t) for t in embedder.texts], MODEL
         ).values()
     )
+
+
+def no_room_for(prefix: str) -> Any:
+    """tempfile.TemporaryFile, failing for the files of `prefix` as on a full disk."""
+    made = tempfile.TemporaryFile
+
+    def temporary_file(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("prefix") == prefix:
+            raise OSError(28, "No space left on device")
+        return made(*args, **kwargs)
+
+    return temporary_file
+
+
+def test_a_temporary_file_of_vectors_that_cannot_be_written_fails_the_run_and_writes_nothing(
+    store: Store, source: MemorySource, embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source.add("c1", two_files())
+    source.add("c2", {**two_files(), "docs/c.md": section_doc("Gamma", 2)})
+    indexer = Indexer(store, embedder, source)
+    try:
+        indexer.index("c1")
+        monkeypatch.setattr(tempfile, "TemporaryFile", no_room_for("docshelf-vectors-"))
+        with pytest.raises(IndexingError, match=r"vectors in .*No space left on device.*TMPDIR"):
+            indexer.index("c2")
+    finally:
+        indexer.close()
+    assert store.current("ws") == "c1"
+    assert store.ref_counts("ws") == {"c1": 5}
+
+
+def test_sqlite_lists_made_in_parts_search_alike_and_a_failed_part_writes_nothing(
+    tmp_path: Path, source: MemorySource, embedder: FakeEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {f"docs/{w}.md": f"# {w}\n\nThe {w} service retries payments.\n" for w in "abcdef"}
+    source.add("c1", files)
+    source.add("c2", {**files, "docs/g.md": "# g\n\nThe g service owns checkout.\n"})
+    hits = {}
+    for name, spill in [("whole", None), ("parts", 3)]:
+        if spill is not None:
+            monkeypatch.setattr(bm25, "SPILL_ENTRIES", spill)  # a few chunks' entries a part
+        store = open_store(str(tmp_path / f"{name}.sqlite3"), model_id=MODEL, dim=DIM)
+        indexer = Indexer(store, embedder, source)
+        try:
+            indexer.index("c1")
+            hits[name] = [(h.path, h.score) for h in store.search_text("ws", "c1", "payments", 10)]
+            if spill is not None:
+                monkeypatch.setattr(tempfile, "TemporaryFile", no_room_for("docshelf-lists-"))
+                with pytest.raises(IndexingError, match=r"parts.*No space left.*TMPDIR"):
+                    indexer.index("c2")
+                assert store.current("ws") == "c1" and store.ref_counts("ws") == {"c1": 6}
+        finally:
+            indexer.close()
+            store.close()
+    assert hits["parts"] == hits["whole"] and len(hits["whole"]) == 6

@@ -580,7 +580,11 @@ class _Vectors(AbstractContextManager["_Vectors"]):
         return content_hash in self._slots
 
     def put(self, content_hash: str, vector: Vector) -> None:
-        """Keep `vector` as the one of `content_hash` (the first one put, if several are)."""
+        """Keep `vector` as the one of `content_hash` (the first one put, if several are).
+
+        Raises:
+            IndexingError: a vector of another width, or the temporary file cannot be written.
+        """
         if content_hash in self._slots:
             return
         data = np.asarray(vector, dtype="<f4")
@@ -591,22 +595,34 @@ class _Vectors(AbstractContextManager["_Vectors"]):
                 f"the embedder or the store gave a vector of shape {data.shape} among vectors "
                 f"of {self._dim} dimensions"
             )
-        if self._file is None:
-            self._file = tempfile.TemporaryFile(prefix="docshelf-vectors-")  # noqa: SIM115
+        try:
+            if self._file is None:
+                self._file = tempfile.TemporaryFile(prefix="docshelf-vectors-")  # noqa: SIM115
+            self._file.write(data.tobytes())
+        except OSError as e:
+            raise _spill_error(e) from e
         self._slots[content_hash] = len(self._slots)
-        self._file.write(data.tobytes())
         self._unflushed = True
 
     def get(self, content_hash: str) -> Vector | None:
-        """The vector of `content_hash`; None without an embedder."""
+        """The vector of `content_hash`; None without an embedder.
+
+        Raises:
+            IndexingError: the temporary file cannot be read back.
+        """
         if self._none:
             return None
         assert self._file is not None and self._dim is not None
-        if self._unflushed:
-            self._file.flush()
-            self._unflushed = False
         width = self._dim * 4
-        data = os.pread(self._file.fileno(), width, self._slots[content_hash] * width)
+        try:
+            if self._unflushed:
+                self._file.flush()
+                self._unflushed = False
+            data = os.pread(self._file.fileno(), width, self._slots[content_hash] * width)
+        except OSError as e:
+            raise _spill_error(e) from e
+        if len(data) != width:
+            raise _spill_error(OSError(f"read {len(data)} of {width} bytes"))
         return np.frombuffer(data, dtype="<f4").astype(np.float32)
 
     def __exit__(self, *exc: object) -> None:
@@ -614,3 +630,11 @@ class _Vectors(AbstractContextManager["_Vectors"]):
             self._file.close()
             self._file = None
         self._slots.clear()
+
+
+def _spill_error(e: OSError) -> IndexingError:
+    return IndexingError(
+        f"the temporary file of this run's vectors in {tempfile.gettempdir()} failed: {e}; "
+        "free some space there, or point TMPDIR at a folder with room (1.5 KB a chunk with the "
+        "default model)"
+    )

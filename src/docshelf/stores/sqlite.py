@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import tempfile
 import threading
 import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -175,6 +176,12 @@ class SQLiteStore:
             raise StoreError(
                 f"{action} in {self.path} failed: a name or text is not valid Unicode "
                 f"({e.reason}); rename the file or leave it out"
+            ) from e
+        except OSError as e:  # the temporary files of a large ref's lists (bm25.ListsBuilder)
+            raise StoreError(
+                f"{action} in {self.path} failed: {e}, in a temporary file in "
+                f"{tempfile.gettempdir()}; free some space there, or point TMPDIR at a folder "
+                "with room"
             ) from e
 
     @contextmanager
