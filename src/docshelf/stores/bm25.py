@@ -49,9 +49,11 @@ DENSE_SPAN_PER_ENTRY = 8
 
 # A ref's lists are made in memory up to this many entries (a chunk's distinct term each: about
 # 100 a chunk, 24 bytes each), then in PARTS parts through temporary files, so that writing a
-# ref of 200,000 chunks holds a part of its entries, not all of them (BENCHMARKS.md).
-SPILL_ENTRIES = 2_000_000
-PARTS = 16
+# ref of 200,000 chunks holds a part of its entries, not all of them. Writing 20,000 chunks
+# peaked at 265 MiB with the entries all in memory, and at 123 MiB in parts, in the same 9.4 s
+# (an instant stand-in embedder; BENCHMARKS.md).
+SPILL_ENTRIES = 250_000
+PARTS = 64
 ENTRY_DTYPE = np.dtype([("term", "<i8"), ("id", "<i8"), ("tf", "<f4"), ("length", "<i4")])
 
 
