@@ -206,7 +206,7 @@ def blobs_read(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     seen: list[str] = []
 
     def spy(self: GitWorkspace, ref: str, wanted: Any) -> list[bytes]:
-        seen.extend(path for path, _oid, _kind in wanted)
+        seen.extend(entry.path for entry in wanted)
         return real_blobs(self, ref, wanted)
 
     with monkeypatch.context() as patched:

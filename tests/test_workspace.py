@@ -212,7 +212,7 @@ def test_file_over_the_size_limit_is_skipped_without_being_read(
     original = GitWorkspace._blobs
 
     def spy(self: GitWorkspace, ref: str, wanted: Any) -> list[bytes]:
-        read.extend(path for path, _oid, _kind in wanted)
+        read.extend(entry.path for entry in wanted)
         return original(self, ref, wanted)
 
     monkeypatch.setattr(GitWorkspace, "_blobs", spy)

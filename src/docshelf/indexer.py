@@ -12,10 +12,11 @@ Constraints:
 - Only what changed is embedded: each chunk's embedding input is hashed with the model id, and
   the stored vector of an identical chunk anywhere in the store is reused, whichever workspace
   embedded it (a fork or a second clone of the same docs embeds nothing twice).
-- Memory does not grow with the corpus beyond the files' texts and a hash per chunk: the
-  stored vectors are looked up LOOKUP_WINDOW hashes at a time, the missing texts embedded a
-  window at a time, every vector kept in a temporary file (`dim` * 4 bytes a distinct chunk, in
-  the system's temporary folder), and the rows made one by one as the store writes them.
+- Memory does not grow with the corpus beyond a hash per chunk (and the files' texts of a small
+  ref; a large ref's are read again from the workspace as they are needed): the stored vectors
+  are looked up LOOKUP_WINDOW hashes at a time, the missing texts embedded a window at a time,
+  every vector kept in a temporary file (`dim` * 4 bytes a distinct chunk, in the system's
+  temporary folder), and the rows made one by one as the store writes them.
 """
 
 from __future__ import annotations
@@ -521,18 +522,12 @@ def _check(cancel: threading.Event) -> None:
         raise IndexingError("cancelled at the refresh timeout")
 
 
-def file_rows(files: Sequence[DocFile]) -> list[FileRow]:
+def file_rows(files: Iterable[DocFile]) -> Iterator[FileRow]:
     """What the store keeps of each file beside its chunks: its text, by content, with the
-    number of lines the hits count in."""
-    return [
-        FileRow(
-            f.path,
-            f.text,
-            hashlib.sha256(f.text.encode("utf-8", "surrogatepass")).hexdigest(),
-            len(text_lines(f.text)),
-        )
-        for f in files
-    ]
+    number of lines the hits count in; made as the store takes them."""
+    for f in files:
+        data = f.text.encode("utf-8", "surrogatepass")
+        yield FileRow(f.path, f.text, hashlib.sha256(data).hexdigest(), len(text_lines(f.text)))
 
 
 def _counts(hashes: Sequence[str]) -> dict[str, int]:

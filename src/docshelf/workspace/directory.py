@@ -5,7 +5,10 @@ Constraints:
 - Every step is opened relative to its parent's descriptor with O_NOFOLLOW, so no symbolic link is
   followed at any level, not even one swapped in during the walk.
 - A directory workspace's snapshot is kept from the sync that read it, so the tree cannot change
-  under the indexer; its ref is a digest of what was read and skipped.
+  under the indexer; its ref is a digest of what was read and skipped. A snapshot over
+  HELD_TEXT_BYTES keeps each file's sha256 instead of its text: its texts are read again (by the
+  same walk's rules) when they are needed, and a file that no longer has those bytes fails the
+  run, never a row of it.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import hashlib
 import logging
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,12 +29,15 @@ from docshelf.workspace.docs import (
     BINARY,
     COMMIT_ID,
     CONTROL_CHARS,
+    HELD_TEXT_BYTES,
     NAME_CONTROL,
     NAME_NOT_UTF8,
     NOT_REGULAR,
     SYMLINK,
     DocFile,
+    DocFiles,
     Docs,
+    Listed,
     Skipped,
     decoded,
     globs_note,
@@ -83,14 +89,15 @@ class DirectoryWorkspace:
                 f"a plain directory has no revisions; leave out the revision {shown(rev)!r}, or "
                 f"index a git repository ({shown(self.name)} is not in one)"
             )
-        docs = _walk_roots(self.path, self.docs_roots, _Walk(selection=self.selection))
+        found = _Walk(selection=self.selection)
+        docs = _walk_roots(self.path, self.docs_roots, found)
         if not docs.files and not docs.skipped:
             raise WorkspaceError(
                 f"{shown(self.name)}: no documentation files ({suffixes()}) under "
                 f"{listed(self.docs_roots)}{globs_note(self.selection, docs.excluded)}; name "
                 "the directory that holds them with --docs DIR"
             )
-        ref = _digest(docs)
+        ref = _digest(found.listed, docs.skipped)
         self._snapshot = (ref, docs)
         return ref
 
@@ -134,6 +141,11 @@ class _Walk:
     files: list[DocFile] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
+    # Every text file read, with its bytes' sha256 (the ref's digest is made of them). Past
+    # HELD_TEXT_BYTES in all, `files` is emptied and texts are no longer kept.
+    listed: list[Listed] = field(default_factory=list)
+    held: bool = True
+    text_bytes: int = 0
     # `docshelf chunk` logs nothing while it walks: it refuses what must be fixed (each skip
     # logged at WARNING) and reports the rest itself.
     quiet: bool = False
@@ -159,7 +171,63 @@ def _walk_roots(path: Path, roots: tuple[str, ...], found: _Walk) -> Docs:
             _read_root(top, root, found)
     finally:
         os.close(top)
-    return sorted_docs(found.files, found.skipped, roots, found.excluded)
+    if found.held:
+        return sorted_docs(found.files, found.skipped, roots, found.excluded)
+    entries = sorted(found.listed, key=lambda entry: entry.path)
+    files = DocFiles(entries, lambda window: _read_again(path, window))
+    return sorted_docs(files, found.skipped, roots, found.excluded)
+
+
+def _read_again(path: Path, listed: Sequence[Listed]) -> list[str]:
+    """The texts of files a sync of the directory at `path` listed, read again by the walk's
+    rules (no link followed at any level, regular files only), each checked against the sha256
+    the sync read.
+
+    Raises:
+        WorkspaceError: a file is gone, cannot be read, or holds other bytes than the sync read.
+    """
+    try:
+        top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as e:
+        raise unreadable(path, e) from e
+    try:
+        return [_read_entry(top, entry) for entry in listed]
+    finally:
+        os.close(top)
+
+
+def _read_entry(top: int, entry: Listed) -> str:
+    parts = entry.path.split("/")
+    parent = top
+    try:
+        for part in parts[:-1]:
+            step = os.open(part, _DIR_FLAGS, dir_fd=parent)
+            if parent != top:
+                os.close(parent)
+            parent = step
+        fd = os.open(parts[-1], _FILE_FLAGS, dir_fd=parent)
+        with os.fdopen(fd, "rb", closefd=True) as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise OSError(errno.EINVAL, "not a regular file any more")
+            data = file.read(MAX_DOC_BYTES + 1)
+    except OSError as e:
+        raise _changed(entry, e.strerror or str(e)) from e
+    finally:
+        if parent != top:
+            os.close(parent)
+    if hashlib.sha256(data).digest() != entry.key:
+        raise _changed(entry, "its bytes are not those the sync read")
+    text, reason = decoded(data)
+    if text is None:  # the same bytes as before: not reached
+        raise _changed(entry, reason)
+    return text
+
+
+def _changed(entry: Listed, why: str) -> WorkspaceError:
+    return WorkspaceError(
+        f"{shown(entry.path)} changed after the sync that read it ({why}); sync again and index "
+        "the ref it returns"
+    )
 
 
 def _read_root(top: int, root: str, found: _Walk) -> None:
@@ -309,18 +377,24 @@ def _read_file(fd: int, rel: str, found: _Walk) -> None:
     text, reason = decoded(data)
     if text is None:
         found.skip(rel, reason, logging.WARNING)
-    else:
+        return
+    found.listed.append(Listed(rel, kind, len(data), hashlib.sha256(data).digest()))
+    found.text_bytes += len(data)
+    if found.held and found.text_bytes > HELD_TEXT_BYTES:
+        found.held = False
+        found.files.clear()
+    if found.held:
         found.files.append(DocFile(rel, text, kind))
 
 
-def _digest(docs: Docs) -> str:
-    """A ref for a directory's docs: sha256 over each file's path and bytes and each skip."""
+def _digest(listed: Iterable[Listed], skips: Iterable[Skipped]) -> str:
+    """A ref for a directory's docs: sha256 over each file's path, size and sha256 (in path
+    order), and each skip."""
     h = hashlib.sha256()
-    for doc in docs.files:
-        data = doc.text.encode("utf-8")
-        h.update(b"file\0%s\0%d\0" % (doc.path.encode("utf-8"), len(data)))
-        h.update(data)
-    for skipped in docs.skipped:
+    for entry in sorted(listed, key=lambda entry: entry.path):
+        h.update(b"file\0%s\0%d\0" % (entry.path.encode("utf-8"), entry.size))
+        h.update(entry.key)
+    for skipped in skips:
         h.update(b"skipped\0%s\0" % skipped.path.encode("utf-8", "surrogateescape"))
         h.update(b"%s\0" % skipped.reason.encode("utf-8", "surrogateescape"))
     return h.hexdigest()

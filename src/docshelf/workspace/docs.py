@@ -2,15 +2,21 @@
 ref, and the rules that decide what is skipped (a name or a text that is not UTF-8, a NUL byte,
 a control character in a name, a size over MAX_DOC_BYTES). Skips are logged on the
 "docshelf.workspace" logger, whichever reader found them.
+
+A ref's texts are held in memory when they are small (HELD_TEXT_BYTES in all). A larger ref's
+files are a DocFiles: listed by path, kind, size and key, their texts read again from git (or
+the directory) a window at a time each time the files are iterated, so that what a run holds
+does not grow with the docs.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import overload
 
 from docshelf.chunking import Kind
 from docshelf.config import DOC_SUFFIXES, MAX_DOC_BYTES
@@ -44,6 +50,93 @@ class DocFile:
     kind: Kind
 
 
+# The most bytes of text a ref's docs are held in memory with; past it, they are read again a
+# window of at most READ_WINDOW_BYTES at a time whenever they are iterated (BENCHMARKS.md).
+HELD_TEXT_BYTES = 16 * 1024 * 1024
+READ_WINDOW_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """A documentation file whose text is read when it is needed: its path and kind, its size in
+    bytes, and the key its reader finds it by (a git blob id, or the sha256 of the bytes that a
+    directory's sync read)."""
+
+    path: str
+    kind: Kind
+    size: int
+    key: bytes
+
+
+# Reads the texts of some listed files, in order; raises WorkspaceError when one is not what
+# was listed any more.
+TextReader = Callable[[Sequence[Listed]], list[str]]
+
+
+class DocFiles(Sequence[DocFile]):
+    """The files of a ref too large to hold: a DocFile at a time, in path order, read again
+    from the source a window of READ_WINDOW_BYTES at a time on every iteration.
+
+    Raises (on iteration or indexing):
+        WorkspaceError: the source can no longer give a file as it was listed.
+    """
+
+    __slots__ = ("_listed", "_read")
+
+    def __init__(self, listed: Sequence[Listed], read: TextReader) -> None:
+        self._listed = list(listed)
+        self._read = read
+
+    @property
+    def paths(self) -> list[str]:
+        return [entry.path for entry in self._listed]
+
+    def __len__(self) -> int:
+        return len(self._listed)
+
+    @overload
+    def __getitem__(self, index: int) -> DocFile: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[DocFile]: ...
+
+    def __getitem__(self, index: int | slice) -> DocFile | list[DocFile]:
+        if isinstance(index, slice):
+            return list(DocFiles(self._listed[index], self._read))
+        entry = self._listed[index]
+        return DocFile(entry.path, self._read([entry])[0], entry.kind)
+
+    def __iter__(self) -> Iterator[DocFile]:
+        for window in read_windows(self._listed):
+            texts = self._read(window)
+            if len(texts) != len(window):
+                raise WorkspaceError(f"read {len(texts)} texts for {len(window)} files")
+            for entry, text in zip(window, texts, strict=True):
+                yield DocFile(entry.path, text, entry.kind)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"DocFiles({len(self)} files)"
+
+
+def read_windows(listed: Sequence[Listed]) -> Iterator[Sequence[Listed]]:
+    """`listed` in runs of at most READ_WINDOW_BYTES (a larger file is a run of its own)."""
+    start = size = 0
+    for i, entry in enumerate(listed):
+        if i > start and size + entry.size > READ_WINDOW_BYTES:
+            yield listed[start:i]
+            start, size = i, 0
+        size += entry.size
+    if start < len(listed):
+        yield listed[start:]
+
+
 @dataclass(frozen=True, slots=True)
 class Skipped:
     """A file or directory left out of a workspace's docs, and why (short, lower case)."""
@@ -58,7 +151,7 @@ class Docs:
     the docs roots they were read from (named or found), and how many documentation files the
     --include and --exclude globs left out."""
 
-    files: list[DocFile] = field(default_factory=list)
+    files: Sequence[DocFile] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     roots: tuple[str, ...] = ()
     excluded: int = 0
@@ -102,14 +195,15 @@ def is_utf8(path: str) -> bool:
 
 
 def sorted_docs(
-    files: list[DocFile],
+    files: Sequence[DocFile],
     skipped: list[Skipped],
     roots: tuple[str, ...] = (),
     excluded: int = 0,
 ) -> Docs:
     unique = {skip.path: skip for skip in skipped}
     return Docs(
-        files=sorted(files, key=lambda f: f.path),
+        # A DocFiles is listed in path order already; sorting it would read every text.
+        files=files if isinstance(files, DocFiles) else sorted(files, key=lambda f: f.path),
         skipped=sorted(unique.values(), key=lambda s: s.path),
         roots=roots,
         excluded=excluded,

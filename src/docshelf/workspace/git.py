@@ -17,7 +17,7 @@ import subprocess
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from docshelf.chunking import Kind, kind_of
+from docshelf.chunking import kind_of
 from docshelf.config import (
     DOC_ROOT_CANDIDATES,
     GIT_FETCH_TIMEOUT_SECONDS,
@@ -28,6 +28,7 @@ from docshelf.errors import WorkspaceError
 from docshelf.workspace.docs import (
     COMMIT_ID,
     CONTROL_CHARS,
+    HELD_TEXT_BYTES,
     LEAVES_ROOT,
     NAME_CONTROL,
     NAME_NOT_UTF8,
@@ -35,12 +36,15 @@ from docshelf.workspace.docs import (
     SUBMODULE,
     SYMLINK,
     DocFile,
+    DocFiles,
     Docs,
+    Listed,
     Skipped,
     decoded,
     globs_note,
     is_utf8,
     listed,
+    read_windows,
     shown,
     skip,
     sorted_docs,
@@ -186,7 +190,7 @@ class GitWorkspace:
         listing = self._listing(ref, selection.docs or WHOLE_TREE)
         roots = selection.docs or discover(_doc_paths(listing))
         skipped = self._skipped_ancestors(ref, roots)
-        wanted: list[tuple[str, bytes, Kind]] = []
+        wanted: list[Listed] = []
         excluded = 0
         for record in listing:
             meta, _, raw_path = record.partition(b"\t")
@@ -214,14 +218,8 @@ class GitWorkspace:
             elif int(size) > MAX_DOC_BYTES:
                 skipped.append(skip(path, too_big(int(size))))
             else:
-                wanted.append((path, oid, kind))
-        files: list[DocFile] = []
-        for (path, _oid, kind), data in zip(wanted, self._blobs(ref, wanted), strict=True):
-            text, reason = decoded(data)
-            if text is None:
-                skipped.append(skip(path, reason, logging.WARNING))
-            else:
-                files.append(DocFile(path, text, kind))
+                wanted.append(Listed(path, kind, int(size), oid))
+        files = self._files(ref, wanted, skipped)
         if not files and not skipped:
             raise WorkspaceError(
                 f"{shown(self.name)}: no documentation files ({suffixes()}) at commit {ref} "
@@ -283,7 +281,40 @@ class GitWorkspace:
                     skipped.append(skip(path, SUBMODULE))
         return skipped
 
-    def _blobs(self, ref: str, wanted: Sequence[tuple[str, bytes, Kind]]) -> list[bytes]:
+    def _files(self, ref: str, wanted: list[Listed], skipped: list[Skipped]) -> Sequence[DocFile]:
+        """The wanted files that are text, held when they are small (HELD_TEXT_BYTES in all),
+        or else a DocFiles that reads their blobs again a window at a time; the rest skipped."""
+        held = sum(entry.size for entry in wanted) <= HELD_TEXT_BYTES
+        files: list[DocFile] = []
+        kept: list[Listed] = []
+        for window in read_windows(wanted):
+            for entry, data in zip(window, self._blobs(ref, window), strict=True):
+                text, reason = decoded(data)
+                if text is None:
+                    skipped.append(skip(entry.path, reason, logging.WARNING))
+                elif held:
+                    files.append(DocFile(entry.path, text, entry.kind))
+                else:
+                    kept.append(entry)
+        if held:
+            return files
+        kept.sort(key=lambda entry: entry.path)
+        return DocFiles(kept, lambda window: self._texts(ref, window))
+
+    def _texts(self, ref: str, listed: Sequence[Listed]) -> list[str]:
+        """The texts of files a read_docs of `ref` listed, read again from their blobs."""
+        texts: list[str] = []
+        for entry, data in zip(listed, self._blobs(ref, listed), strict=True):
+            text, reason = decoded(data)
+            if text is None:  # a blob does not change: only a damaged repository gets here
+                raise WorkspaceError(
+                    f"{shown(entry.path)} at commit {ref} is {reason} now, though it was text "
+                    "when the commit was read; check the repository with git fsck"
+                )
+            texts.append(text)
+        return texts
+
+    def _blobs(self, ref: str, wanted: Sequence[Listed]) -> list[bytes]:
         """Every wanted blob through one `git cat-file --batch`, in order."""
         if not wanted:
             return []
@@ -291,19 +322,19 @@ class GitWorkspace:
         out = self._git(
             "cat-file",
             "--batch",
-            input=b"".join(oid + b"\n" for _path, oid, _kind in wanted),
+            input=b"".join(entry.key + b"\n" for entry in wanted),
             purpose=purpose,
             next_step="check the repository with git fsck",
         ).stdout
         blobs: list[bytes] = []
         at = 0
-        for path, oid, _kind in wanted:
+        for entry in wanted:
             end = out.find(b"\n", at)
             header = out[at:end].split() if end >= 0 else []
-            if len(header) != 3 or header[0] != oid or header[1] != b"blob":
+            if len(header) != 3 or header[0] != entry.key or header[1] != b"blob":
                 said = shown(out[at : max(end, at)].decode("ascii", "replace"))
                 raise WorkspaceError(
-                    f"{purpose}: git answered {said!r} for {shown(path)}; "
+                    f"{purpose}: git answered {said!r} for {shown(entry.path)}; "
                     "check the repository with git fsck"
                 )
             size = int(header[2])
