@@ -162,6 +162,28 @@ def test_the_real_model_indexes_a_repository_and_finds_the_passage_by_meaning(
     assert lines[2].endswith("(Checkout > Owners)")
 
 
+def test_the_int8_model_indexes_and_answers_and_its_store_is_its_own(
+    repo: Repo, tmp_path: Path
+) -> None:
+    store = str(tmp_path / "store.sqlite3")
+    int8 = ("--model", "all-MiniLM-L6-v2-int8")
+    indexed = docshelf("index", str(repo.path), "--store", store, *int8, "--json")
+    assert indexed.returncode == 0, indexed.stderr
+    assert json.loads(indexed.stdout)["embedded"] == 3
+    with open_store(store, model_id=None, dim=None) as opened:
+        assert opened.model_id == "docshelf/all-MiniLM-L6-v2-int8"
+    question = "which team is responsible for checkout?"
+    done = docshelf("search", question, "--store", store, *int8, "-k", "1", "--mode", "vector")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[2].startswith("[1] docs/services/checkout.md:")
+    # The float model's queries are not compared with the int8 model's vectors.
+    refused = docshelf("search", question, "--store", store)
+    assert refused.returncode != 0
+    assert "configure docshelf/all-MiniLM-L6-v2-int8 again" in refused.stderr
+    mixed = docshelf("index", str(repo.path), "--store", store, "--precision", "float32", *int8)
+    assert mixed.returncode != 0 and "always runs in int8" in mixed.stderr
+
+
 def test_reindexing_an_indexed_commit_never_imports_torch(repo: Repo, tmp_path: Path) -> None:
     store = str(tmp_path / "store.sqlite3")
     assert docshelf("index", str(repo.path), "--store", store).returncode == 0

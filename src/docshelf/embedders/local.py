@@ -41,6 +41,13 @@ DEFAULT_MODEL_DIM = 384
 # Names under which a user may ask for the packaged model; each loads it from the package.
 PACKAGED_NAMES = frozenset({DEFAULT_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2"})
 
+# The packaged model with its weights quantized to int8 (onnx_query.quantize), run by ONNX
+# Runtime for documents and queries alike. Its vectors are not the float model's, so it is a
+# model of its own: a store holds the vectors of one or the other (BENCHMARKS.md has its speed
+# and its retrieval quality).
+INT8_MODEL = "docshelf/all-MiniLM-L6-v2-int8"
+INT8_NAMES = frozenset({INT8_MODEL, "all-MiniLM-L6-v2-int8", "all-minilm-l6-v2-int8"})
+
 # Models loaded in this process, by (source, device): every embedder of one model shares it, so a
 # server that builds several embedders still holds one copy (about 440 MB for the default).
 _LOADED: dict[tuple[str, str], SentenceTransformer] = {}
@@ -209,8 +216,11 @@ class LocalEmbedder:
                 f"unknown precision {precision!r}: choose one of {', '.join(PRECISIONS)}"
             )
         name = model or DEFAULT_MODEL
-        self._packaged = name in PACKAGED_NAMES
-        self.model_id = DEFAULT_MODEL if self._packaged else name
+        self._int8 = name in INT8_NAMES
+        if self._int8 and precision != "auto":
+            raise ConfigError(f"--precision is for a float model; {INT8_MODEL} always runs in int8")
+        self._packaged = name in PACKAGED_NAMES or self._int8
+        self.model_id = INT8_MODEL if self._int8 else DEFAULT_MODEL if self._packaged else name
         self.batch_size = batch_size
         # The indexer's batches: batch_chars of padded input, as well as batch_size texts.
         self.batch_text_chars = BATCH_TEXT_CHARS
@@ -222,12 +232,14 @@ class LocalEmbedder:
         self._onnx_queries = onnx_queries
         self._cache_entry: tuple[str, str] | None = None
         self._requested_precision = precision
-        self._precision: str | None = None
+        self._precision: str | None = "int8" if self._int8 else None
+        self._quantized: OnnxQueryEncoder | None = None
 
     @property
     def precision(self) -> str:
-        """The arithmetic of the indexer's batches (float32, bfloat16 or float16); loads the
-        model and, for a reduced precision asked for by auto, checks it on PROBE_TEXTS."""
+        """The arithmetic of the indexer's batches (float32, bfloat16 or float16, or int8 for
+        the int8 model); loads the model and, for a reduced precision asked for by auto, checks
+        it on PROBE_TEXTS."""
         if self._precision is None:
             model = self._load()
             with _LOADING:
@@ -239,7 +251,7 @@ class LocalEmbedder:
     def batch_chars(self) -> int:
         """The characters of padded input of one of the indexer's batches, for this precision
         (read by the indexer when it has texts to embed: it loads the model)."""
-        return BATCH_CHARS if self.precision == "float32" else REDUCED_BATCH_CHARS
+        return BATCH_CHARS if self.precision in ("float32", "int8") else REDUCED_BATCH_CHARS
 
     @property
     def dim(self) -> int:
@@ -252,6 +264,8 @@ class LocalEmbedder:
     @property
     def device(self) -> str | None:
         """The device the model runs on, once loaded."""
+        if self._int8:
+            return None if self._quantized is None else "cpu"
         return None if self._model is None else str(self._model.device)
 
     def embed_documents(self, texts: list[str]) -> Vector:
@@ -263,6 +277,8 @@ class LocalEmbedder:
         Raises:
             EmbeddingError: the model cannot be loaded or fails on the batch.
         """
+        if self._int8:
+            return self._int8_embed(texts)
         model = self._load()
         precision = self.precision
         if not texts:
@@ -278,6 +294,8 @@ class LocalEmbedder:
         Raises:
             EmbeddingError: the model cannot be loaded or fails on the batch.
         """
+        if self._int8:
+            return self._int8_embed(texts)
         if texts and len(texts) <= ONNX_MAX_TEXTS and self._model is None:
             cached = self._cached()
             if cached is not None:
@@ -320,6 +338,68 @@ class LocalEmbedder:
                 f"model {self.model_id} failed on a batch of {len(texts)} texts: {e}"
             ) from e
         return self._checked(out, len(texts))
+
+    def _int8_embed(self, texts: list[str]) -> Vector:
+        """The int8 model's vectors, through ONNX Runtime, each text on its own.
+
+        Dynamic quantization scales the activations of a whole call together, so in a batch a
+        text's vector would depend on the texts beside it (up to 0.026 a component apart), and
+        a vector reused by its text's hash must be the text's alone. On 2 cores one text a call
+        is also faster than batches of 16 (BENCHMARKS.md)."""
+        encoder = self._int8_encoder()
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        try:
+            for i, text in enumerate(texts):
+                out[i] = self._checked(encoder.encode([text]), 1)[0]
+        except EmbeddingError:
+            raise
+        except Exception as e:  # onnxruntime's: there is no other path to these vectors
+            raise EmbeddingError(
+                f"model {self.model_id} failed on a batch of {len(texts)} texts: {e}"
+            ) from e
+        finally:
+            release_free_heap()
+        return out
+
+    def _int8_encoder(self) -> OnnxQueryEncoder:
+        """The int8 model's session, from the cache without torch, or else quantized once from
+        the packaged model's export (made first if need be, which loads torch).
+
+        Raises:
+            EmbeddingError: onnxruntime is missing, or the model cannot be exported or quantized.
+        """
+        if self._quantized is not None:
+            return self._quantized
+        from docshelf.embedders.onnx_query import (  # noqa: PLC0415 - optional path
+            OnnxQueryEncoder,
+            quantize,
+        )
+
+        source, cache = self._cache_key()
+        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
+        with _LOADING:
+            found = OnnxQueryEncoder.cached(source, Path(cache), int8=True, threads=threads)
+        if found is None:
+            model = self._load()
+            with _LOADING:
+                exported = OnnxQueryEncoder.build(model, source, Path(cache))
+                try:
+                    if exported is None:
+                        raise RuntimeError("the packaged model could not be exported to ONNX")
+                    quantize(source, Path(cache))
+                except Exception as e:  # onnxruntime's, onnx's and the file system's
+                    raise EmbeddingError(
+                        f"could not make {INT8_MODEL}: {e}; it needs onnxruntime and onnx "
+                        f"(pip install onnxruntime onnx), and room in {cache}"
+                    ) from e
+                found = OnnxQueryEncoder.cached(source, Path(cache), int8=True, threads=threads)
+        if found is None:
+            raise EmbeddingError(f"could not load {INT8_MODEL} from {cache}; see the log")
+        if found.dim != self.dim:
+            raise EmbeddingError(f"{INT8_MODEL} makes {found.dim}-dimensional vectors")
+        self._quantized = found
+        log.info("model %s: int8, run by ONNX Runtime", self.model_id)
+        return found
 
     def _settled_precision(self, model: Any) -> str:
         """The precision the batches use: the candidate, or float32 when auto's candidate moves a
