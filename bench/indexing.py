@@ -5,13 +5,17 @@ Run it from the repository root with
 
     .venv/bin/python bench/indexing.py                  # traefik, 2 interleaved rounds
     .venv/bin/python bench/indexing.py --repeats 3 --one-file-runs 5
+    .venv/bin/python bench/indexing.py --int8           # and a full index with the int8 model
 
 Options: `--corpus DIR` and `--docs ROOT` name another folder of docs and its docs root (default:
 the shared traefik corpus, `../shared/data/corpora/traefik` beside the repository, root docs),
 `--repeats N` the interleaved rounds of raw encode and full index, `--noop-runs N` and
 `--cli-runs N` the timed no-op re-indexes in process and through the command line,
 `--one-file-runs N` the one-file commits, `--profile FILE` one more full index under cProfile
-(stats written to FILE, the costliest functions printed on stderr). It takes about as long as
+(stats written to FILE, the costliest functions printed on stderr), `--int8` a third run in each
+round: the full index with the int8 model (`--model all-MiniLM-L6-v2-int8`, made and warmed
+before anything is timed), its chunks/s against the raw encode's, and its vectors' cosine to the
+raw encode's float32 vectors. It takes about as long as
 embedding the corpus 2 * repeats times: about 6 minutes for traefik on 2 cores.
 
 Data: the corpus is copied into a temporary directory (the shared copy is never touched), made a
@@ -76,7 +80,7 @@ import torch
 
 from docshelf.chunking import embedding_input
 from docshelf.config import EMBED_BATCH_SIZE, MAX_CHUNK_BYTES
-from docshelf.embedders.local import LocalEmbedder
+from docshelf.embedders.local import INT8_MODEL, LocalEmbedder
 from docshelf.indexer import Indexer, IndexResult, Progress, content_hash, file_chunks
 from docshelf.rows import Vector
 from docshelf.stores import SQLiteStore, open_store
@@ -451,6 +455,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--one-file-runs", type=int, default=DEFAULT_ONE_FILE_RUNS, help="%(default)s"
     )
     parser.add_argument("--profile", type=Path, help="cProfile one more full index into FILE")
+    parser.add_argument("--int8", action="store_true", help="also index with the int8 model")
     args = parser.parse_args(argv)
     if min(args.repeats, args.noop_runs, args.cli_runs, args.one_file_runs) < 1:
         parser.error("every count must be at least 1")
@@ -483,6 +488,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         local.embed(texts[-WARM_UP_TEXTS:])  # the raw encode's float32
         local.embed_documents(texts[-WARM_UP_TEXTS:])  # the indexer's precision, settled
         progress(f"model loaded in {load_s:.1f} s on {local.device}, warmed")
+        int8 = LocalEmbedder(INT8_MODEL) if args.int8 else None
+        if int8 is not None:
+            int8.embed_documents(texts[-WARM_UP_TEXTS:])  # made once per machine, then loaded
+        int8_s: list[float] = []
+        int8_cosines: Vector | None = None
 
         encode_s: list[float] = []
         index_s: list[float] = []
@@ -523,6 +533,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{overhead(seconds, encode_s[-1]):+.1f}%; CPU {encode_cpu[-1]:.1f} s and "
                 f"{index_cpu[-1]:.1f} s, load average {os.getloadavg()[0]:.2f}"
             )
+            if int8 is not None:
+                int8_path = tmp / f"int8-{r}.sqlite3"
+                with open_store(str(int8_path), model_id=int8.model_id, dim=int8.dim) as quick:
+                    indexer8 = Indexer(quick, int8, ws)
+                    seconds, result, _ = timed_index(indexer8, commit, f"round {r + 1} int8")
+                    indexer8.close()
+                    assert result.embedded == len(texts)
+                    int8_s.append(seconds)
+                    found = quick.embeddings_for(
+                        [content_hash(int8.model_id, t) for t in texts], int8.model_id
+                    )
+                    got = np.stack([found[content_hash(int8.model_id, t)] for t in texts])
+                    int8_cosines = np.sum(got * vectors, axis=1)
+                int8_path.unlink()
+                progress(f"round {r + 1}: int8 index {seconds:.1f} s")
         assert last is not None and vectors is not None
         store, settled = last
         hashes = [content_hash(local.model_id, t) for t in texts]
@@ -662,6 +687,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"and their cosine to the raw encode's is at least {cosine:.6f} (the same texts, batched "
         f"differently, the index in {local.precision}, the raw encode in float32)."
     )
+    if int8_s and int8_cosines is not None:
+        int8_med = statistics.median(int8_s)
+        print()
+        print(
+            f"The int8 model ({INT8_MODEL}), a full index in the same rounds: "
+            + ", ".join(f"{x:.1f}" for x in int8_s)
+            + f" s, median {int8_med:.1f} s, {len(texts) / int8_med:.1f} chunks/s, "
+            f"{encode_med / int8_med:.2f}x the raw encode's chunks/s; its vectors' cosine to "
+            f"the raw encode's: lowest {float(int8_cosines.min()):.4f}, median "
+            f"{float(np.median(int8_cosines)):.4f}."
+        )
     print()
     print("Where a full index spends its time (median of the rounds, per phase):")
     print()

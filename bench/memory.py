@@ -5,6 +5,7 @@ Run it from the repository root with
     .venv/bin/python bench/memory.py                            # 2,000, 20,000 and 200,000 chunks
     .venv/bin/python bench/memory.py --sizes 2000,20000         # the first two only
     .venv/bin/python bench/memory.py --sizes 20000 --precision float32
+    .venv/bin/python bench/memory.py --sizes 20000 --model all-MiniLM-L6-v2-int8
 
 Data: the shared Markdown (the AWS guides of aws-docs-qa, then the traefik, fastapi and
 rust-book corpora, each file in path order) written into a folder of its own under /tmp, copy
@@ -17,7 +18,7 @@ too, and the path is part of the embedding input).
 
 Method: for each size, `docshelf index FOLDER --store NEW.sqlite3 --progress json --workspace
 bench` runs as a subprocess (the installed console script, the packaged model, default settings
-unless `--precision` is given). This script reads the child's VmRSS from /proc every
+unless `--precision` or `--model` is given). This script reads the child's VmRSS from /proc every
 SAMPLE_SECONDS and pairs each sample with the last progress event, and takes the peak from the
 kernel's count for the child (ru_maxrss of wait4). Reported: the chunks, those embedded, the
 seconds and chunks/s of the whole command, the peak, and the RSS when a quarter, half, three
@@ -168,7 +169,9 @@ class Run:
     by_phase: dict[str, float]  # the largest sample of each phase, MiB
 
 
-def index_once(folder: Path, store: Path, precision: str | None) -> tuple[float, int, Sampled]:
+def index_once(
+    folder: Path, store: Path, precision: str | None, model: str | None
+) -> tuple[float, int, Sampled]:
     """`docshelf index` of `folder` into a new `store`: (seconds, the kernel's peak RSS in KiB,
     the samples)."""
     command = [
@@ -185,6 +188,8 @@ def index_once(folder: Path, store: Path, precision: str | None) -> tuple[float,
     ]
     if precision is not None:
         command += ["--precision", precision]
+    if model is not None:
+        command += ["--model", model]
     sampled = Sampled()
     started = time.perf_counter()
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -242,6 +247,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         choices=["auto", "float32", "bfloat16", "float16"],
         help="passed to docshelf index (default: its own default)",
     )
+    parser.add_argument("--model", help="passed to docshelf index (default: the packaged model)")
     parser.add_argument("--keep", type=Path, help="keep the corpora and stores in this folder")
     return parser.parse_args(argv)
 
@@ -266,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             store = base / f"store-{size}.sqlite3"
             store.unlink(missing_ok=True)
-            seconds, peak_kib, sampled = index_once(folder, store, args.precision)
+            seconds, peak_kib, sampled = index_once(folder, store, args.precision, args.model)
             run = Run(
                 size,
                 written,
@@ -294,6 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"- command: `{shlex.join(sys.orig_argv)}`")
     print(f"- machine: {os.cpu_count()} CPUs ({cpu_model()})")
     print(f"- precision: {args.precision or 'the default (auto)'}")
+    print(f"- model: {args.model or 'the default (the packaged all-MiniLM-L6-v2)'}")
     print(f"- whole run: {time.perf_counter() - started_all:.0f} s")
     print()
     rows = []

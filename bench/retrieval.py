@@ -8,6 +8,7 @@ Run it from the repository root with
     .venv/bin/python bench/retrieval.py --sweep                # and the sweep of the ranking
     .venv/bin/python bench/retrieval.py --hnsw                 # and exact against HNSW search
     .venv/bin/python bench/retrieval.py --sets aws-docs-qa --store sqlite   # one set, one store
+    .venv/bin/python bench/retrieval.py --model all-MiniLM-L6-v2-int8        # the int8 model
 
 Options: `--eval DIR` another folder of evaluation sets (default: `../shared/data/eval` beside the
 repository), `--sets NAME ...` which of them, `--cache DIR` where the SQLite stores are kept
@@ -15,7 +16,11 @@ repository), `--sets NAME ...` which of them, `--cache DIR` where the SQLite sto
 `postgresql` starts a PostgreSQL server here from pgserver, as the tests do, with a new database
 per set, data under /tmp, removed at the end; a `postgresql://` URL uses that database),
 `--sweep` also prints the ranking sweep (on SQLite), `--hnsw` also measures hybrid ranking on
-PostgreSQL with exact vector search against HNSW at several ef_search values. The first run
+PostgreSQL with exact vector search against HNSW at several ef_search values, `--model NAME` the
+local model (default: the packaged all-MiniLM-L6-v2; its SQLite stores are then
+`retrieval-<set>-<model>.sqlite3`). Documents are embedded as `docshelf index` embeds them
+(`embed_documents`, in the precision `--precision auto` picks on this machine), queries as
+`docshelf search` embeds them. The first run
 embeds every corpus (aws-docs-qa: 19,347 chunks, 23 minutes on 2 cores shared with other work);
 later runs re-embed nothing. The SQLite store is always indexed first: the PostgreSQL store takes
 its vectors from it (StoredVectors: the same model and input give the same vector), so only
@@ -905,6 +910,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "default: sqlite postgresql",
     )
     parser.add_argument("--sweep", action="store_true", help="also print the ranking sweep")
+    parser.add_argument("--model", help="the local model (default: the packaged one)")
     parser.add_argument(
         "--hnsw",
         action="store_true",
@@ -948,7 +954,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.monotonic()
     load_before = os.getloadavg()
-    embedder = CachingEmbedder(LocalEmbedder())
+    embedder = CachingEmbedder(LocalEmbedder(args.model))
+    suffix = "" if args.model is None else "-" + re.sub(r"[^\w.-]", "_", embedder.model_id)
     results: list[SetResult] = []
     vector_trials: dict[str, list[VectorTrial]] = {}
     with ExitStack() as stack:
@@ -959,7 +966,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             questions = load_questions(args.eval / spec.name)
             progress(f"{spec.name}: indexing (incremental) into {args.cache}")
             args.cache.mkdir(parents=True, exist_ok=True)
-            location = str(args.cache / f"retrieval-{spec.name}.sqlite3")
+            location = str(args.cache / f"retrieval-{spec.name}{suffix}.sqlite3")
             indexed = index_set(args.eval, spec, location, embedder.inner)
             assert isinstance(indexed.store, SQLiteStore)
             if "sqlite" in args.store:
@@ -1001,6 +1008,7 @@ def report(
             + ", ".join(f"{x:.2f}" for x in os.getloadavg())
             + f" (1, 5, 15 min); the run took {time.monotonic() - started:.0f} s",
         ),
+        ("model", f"{embedder.model_id}, documents in {embedder.inner.precision}"),
         (
             "python",
             f"{platform.python_version()}, torch {torch.__version__} "
