@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from docshelf.indexer import Progress
+from docshelf.chunking import embedding_input
+from docshelf.indexer import Indexer, Progress, file_chunks
 from docshelf.progress import (
     PROGRESS_BAR_WIDTH,
     PROGRESS_EVENT_SECONDS,
@@ -19,7 +20,10 @@ from docshelf.progress import (
     ProgressEvents,
     clock_text,
 )
+from docshelf.stores import open_store
+from docshelf.workspace import DocFile
 from tests.support.gitrepo import Repo, write_shop_docs
+from tests.support.indexing import DIM, MODEL, FakeEmbedder, MemorySource
 from tests.test_cli_index import DOCSHELF
 
 
@@ -56,6 +60,39 @@ def test_the_bar_shows_files_chunks_and_once_a_batch_is_done_the_rate_and_time_l
     assert written[-1] == "\n"
     # Each redraw pads over the longer line before it.
     assert all(len(w) - 1 >= len(lines[i - 1]) for i, w in enumerate(written[1:-1], 1))
+
+
+def test_the_time_left_counts_the_work_left_not_the_chunks_left() -> None:
+    # Short texts come first: 100 chunks of 100 characters in 10 s, and 100 chunks of 1,200
+    # characters left. By chunks that is 10 s; by work (120,000 characters at 1,000/s), 120 s.
+    clock, written = Clock(), []
+    bar = ProgressBar(written.append, clock)
+
+    def report(done: int, work_done: int) -> Progress:
+        return Progress("embedding", 40, 400, done, 300, 100, work_done, 140_000)
+
+    bar.update(report(0, 0))
+    bar.update(report(100, 10_000))
+    clock.now += 10.0
+    bar.update(report(200, 20_000))
+    assert written[-1].rstrip().endswith("10.0 chunks/s, 2 min 00 s left")
+
+
+def test_the_indexer_reports_its_work_in_characters_capped_at_the_window(tmp_path: Path) -> None:
+    class Capped(FakeEmbedder):
+        batch_text_chars = 50
+
+    source = MemorySource()
+    ref = source.add("r1", {"a.md": "# A\n\nshort", "b.md": "# B\n\n" + "long words " * 40})
+    reports: list[Progress] = []
+    with open_store(str(tmp_path / "s.sqlite3"), model_id=MODEL, dim=DIM) as store:
+        indexer = Indexer(store, Capped(), source)
+        indexer.index(ref, reports.append)
+        indexer.close()
+    embedding_reports = [p for p in reports if p.phase == "embedding"]
+    short = len(embedding_input(file_chunks(DocFile("a.md", "# A\n\nshort", "markdown"))[0]))
+    assert embedding_reports[0].work_total == short + 50
+    assert embedding_reports[-1].work_done == short + 50
 
 
 def test_the_bar_is_redrawn_at_most_every_tenth_of_a_second_but_every_phase_shows() -> None:

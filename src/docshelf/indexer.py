@@ -21,6 +21,7 @@ Constraints:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -132,6 +133,10 @@ class Progress:
     embedded: int = 0  # chunks whose vectors were computed so far
     to_embed: int = 0  # chunks whose vectors must be computed in all
     reused: int = 0  # chunks whose vectors came from the store
+    # The embedding's work done and in all: characters of input, each text counted up to the
+    # embedder's `batch_text_chars` (where the model's window is full), for the time left.
+    work_done: int = 0
+    work_total: int = 0
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -382,11 +387,22 @@ class Indexer:
         window at a time: the content hash of every chunk in order, and how many chunks were
         embedded and how many reused. Neither the chunks nor their vectors are all held at once
         (vectors spills them to a temporary file), so memory does not grow with the corpus."""
-        hashes = [content_hash(self.model_id, embedding_input(c)) for c in _chunks(docs)]
+        cap = getattr(self._embedder, "batch_text_chars", None)
+        hashes: list[str] = []
+        per_hash: dict[str, int] = {}
+        costs: list[int] = []  # each distinct hash's work, in the order first seen
+        for chunk in _chunks(docs):
+            text = embedding_input(chunk)
+            h = content_hash(self.model_id, text)
+            hashes.append(h)
+            if h in per_hash:
+                per_hash[h] += 1
+            else:
+                per_hash[h] = 1
+                costs.append(_cost(text, cap))
         report(Progress("reading", len(docs.files), len(hashes)))
         if self._embedder is None:
             return hashes, 0, 0
-        per_hash = _counts(hashes)
         # Of any workspace of the store: a fork or a second clone of the same docs embeds nothing.
         distinct = list(per_hash)
         for start in range(0, len(distinct), LOOKUP_WINDOW):
@@ -398,13 +414,16 @@ class Indexer:
                 vectors.put(h, vector)
         reused = sum(per_hash[h] for h in distinct if h in vectors)
         to_embed = len(hashes) - reused
-        report(Progress("embedding", len(docs.files), len(hashes), 0, to_embed, reused))
-        done = 0
+        work = sum(c for h, c in zip(distinct, costs, strict=True) if h not in vectors)
+        del distinct, costs
+        progress = functools.partial(Progress, "embedding", len(docs.files), len(hashes))
+        report(progress(0, to_embed, reused, 0, work))
+        done = work_done = 0
         window: dict[str, str] = {}
         size = 0
 
         def embed_window() -> None:
-            nonlocal done
+            nonlocal done, work_done
             # Sorted by length, each batch pads little; each distinct text is embedded once.
             order = sorted(window, key=lambda h: len(window[h]))
             first = 0
@@ -416,7 +435,8 @@ class Indexer:
                 for h, vector in zip(batch, matrix, strict=True):
                     vectors.put(h, vector)
                 done += sum(per_hash[h] for h in batch)
-                report(Progress("embedding", len(docs.files), len(hashes), done, to_embed, reused))
+                work_done += sum(_cost(window[h], cap) for h in batch)
+                report(progress(done, to_embed, reused, work_done, work))
             window.clear()
 
         for chunk, h in zip(_chunks(docs), hashes, strict=True):
@@ -530,11 +550,9 @@ def file_rows(files: Iterable[DocFile]) -> Iterator[FileRow]:
         yield FileRow(f.path, f.text, hashlib.sha256(data).hexdigest(), len(text_lines(f.text)))
 
 
-def _counts(hashes: Sequence[str]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for h in hashes:
-        counts[h] = counts.get(h, 0) + 1
-    return counts
+def _cost(text: str, cap: int | None) -> int:
+    """A text's share of the embedding's work: its characters, up to `cap`."""
+    return len(text) if cap is None else min(len(text), cap)
 
 
 def _chunks(docs: Docs) -> Iterator[Chunk]:

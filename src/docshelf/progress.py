@@ -5,6 +5,10 @@ Constraints:
 - stderr only: stdout carries the command's result (the summary, or its one JSON object).
 - The rate and the time left count the embedding only, from the first batch done: reading and
   loading the model come before it and would make the first estimates wrong.
+- The time left counts the embedding's work, not its chunks, where the report states it
+  (`work_done` of `work_total`: characters of input, each text capped where the model's window
+  is full). The indexer embeds short texts first, so a count of chunks would promise far too
+  little time left.
 - Never slows indexing: the bar is redrawn, and an event written while embedding, at most every
   so often; a phase's change is always shown.
 """
@@ -33,6 +37,10 @@ class Progress(Protocol):
     def to_embed(self) -> int: ...
     @property
     def reused(self) -> int: ...
+    @property
+    def work_done(self) -> int: ...
+    @property
+    def work_total(self) -> int: ...
 
 
 # Width of the progress bar of `docshelf index`, in characters.
@@ -60,19 +68,22 @@ class _Clock:
 
     def __init__(self, now: Callable[[], float]) -> None:
         self._now = now
-        self._first: tuple[float, int] | None = None
+        self._first: tuple[float, int, int] | None = None
 
     def pace(self, p: Progress) -> Pace:
         now = self._now()
         if p.phase != "embedding" or p.embedded == 0:
             return Pace(None, None)
         if self._first is None:
-            self._first = (now, p.embedded)
+            self._first = (now, p.embedded, p.work_done)
             return Pace(None, None)
-        since, embedded = self._first
+        since, embedded, work = self._first
         if now <= since or p.embedded <= embedded:
             return Pace(None, None)
         rate = (p.embedded - embedded) / (now - since)
+        if p.work_total > 0 and p.work_done > work:
+            work_rate = (p.work_done - work) / (now - since)
+            return Pace(rate, max(p.work_total - p.work_done, 0) / work_rate)
         return Pace(rate, max(p.to_embed - p.embedded, 0) / rate)
 
 
