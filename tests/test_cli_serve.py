@@ -226,6 +226,36 @@ def test_http_with_a_token_pins_sessions_by_url_and_a_background_sync_moves_curr
     assert status["workspaces"][0]["pinned"] == []
 
 
+def test_a_server_that_syncs_embeds_the_new_commit_without_ever_loading_torch(
+    repo: Repo, tmp_path: Path
+) -> None:
+    store = tmp_path / "store.sqlite3"
+    assert docshelf("index", str(repo.path), "--store", str(store)).returncode == 0
+    # A first query leaves the model's ONNX export in the cache (once per machine).
+    assert docshelf("search", "gateway", "--store", str(store)).returncode == 0
+    args = serve_args(repo, store, "--sync-interval", "1")
+    log = tmp_path / "stderr.txt"
+    question = {"query": "who do we phone when the payment gateway fails?", "top_k": 1}
+    with http_serve(args, log) as (url, server):
+        assert anyio.run(partial(ask, url, question, token=None)).structured_content["ref"]
+        repo.write(
+            "docs/runbooks/escalation.md",
+            "# Escalation\n\nWhen the payment gateway fails, phone the vendor's duty engineer.\n",
+        )
+        second = repo.commit("escalation runbook")
+        deadline = time.monotonic() + SYNC_TIMEOUT_SECONDS
+        while (now := anyio.run(partial(ask, url, question, token=None))).structured_content[
+            "ref"
+        ] != second:
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.5)
+        mapped = Path(f"/proc/{server.pid}/maps").read_text()
+    assert "phone the vendor's duty engineer" in text_of(now)
+    assert f"docshelf: INFO indexed {second[:12]}: " in log.read_text()
+    assert "libtorch" not in mapped  # the sync's batch and the queries: ONNX Runtime only
+    assert "onnxruntime" in mapped
+
+
 # -- the MCP Inspector CLI, an independent client ----------------------------------------------
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from docshelf.embedders import local
+from docshelf.config import Config
+from docshelf.embedders import local, make_embedder
 from docshelf.embedders.local import ONNX_MAX_TEXTS, LocalEmbedder, packaged_model_path
 from docshelf.embedders.onnx_query import QUERY_FORMAT, OnnxQueryEncoder
 
@@ -239,3 +240,59 @@ def test_one_failed_onnx_call_falls_back_for_that_call_only(
         assert np.abs(embedder.embed(["who owns checkout?"]) - want).max() < 1e-5
     assert local._FAST[embedder._source] is None  # a broken runtime: torch from now on
     assert "queries stay on torch from now on" in caplog.text
+
+
+# A server that syncs: its documents through the query session, never torch.
+SERVING_PROCESS = """
+import sys
+from pathlib import Path
+import numpy as np
+from docshelf.embedders.local import LocalEmbedder
+
+cache, out, *texts = sys.argv[1:]
+embedder = LocalEmbedder(onnx_cache=Path(cache), onnx_documents=True)
+np.save(out, np.concatenate([embedder.embed_documents(texts), embedder.embed(texts[:1])]))
+print(embedder.precision, embedder.batch_chars)
+print(sorted(m for m in ("torch", "transformers", "sentence_transformers") if m in sys.modules))
+"""
+
+
+def test_a_server_s_documents_take_the_onnx_session_with_torch_s_vectors(
+    torch_only: LocalEmbedder, tmp_path: Path
+) -> None:
+    assert torch_only._model is not None
+    cache = tmp_path / "onnx"
+    OnnxQueryEncoder.build(torch_only._model, packaged_model_path(), cache)
+    batch = [f"chunk {i} of the runbook: restart the worker {i} times" for i in range(20)]
+    done = subprocess.run(
+        [sys.executable, "-c", SERVING_PROCESS, str(cache), str(tmp_path / "v.npy"), *batch],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["float32 19200", "[]"]  # no torch, even for a batch
+    got = np.load(tmp_path / "v.npy")
+    want = LocalEmbedder(precision="float32", onnx_queries=False).embed_documents(batch)
+    assert np.abs(got[:-1] - want).max() < 1e-5 and np.abs(got[-1] - want[0]).max() < 1e-5
+
+
+def test_only_a_server_that_syncs_at_auto_precision_without_a_gpu_takes_that_path(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def onnx_documents(config: Config, serving: bool) -> bool:
+        made = make_embedder(config, serving=serving)
+        assert isinstance(made, LocalEmbedder)
+        return made._onnx_documents
+
+    monkeypatch.setattr("docshelf.embedders.NVIDIA_DEVICE", str(tmp_path / "absent"))
+    assert onnx_documents(Config(), serving=True)
+    assert onnx_documents(Config(batch_size=8), serving=True)
+    assert not onnx_documents(Config(), serving=False)
+    assert not onnx_documents(Config(precision="bfloat16"), serving=True)
+    assert not onnx_documents(Config(model="all-MiniLM-L6-v2-int8"), serving=True)
+    (tmp_path / "nvidiactl").touch()
+    monkeypatch.setattr("docshelf.embedders.NVIDIA_DEVICE", str(tmp_path / "nvidiactl"))
+    assert not onnx_documents(Config(), serving=True)

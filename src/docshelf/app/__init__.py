@@ -115,15 +115,16 @@ def indexing_batch(config: Config) -> int:
     return max(EMBED_BATCH_SIZE, config.batch_size or 0)
 
 
-def configured_embedder(config: Config) -> Embedder | None:
-    """The configured embedder (not loaded yet), or None for `--embedder none`.
+def configured_embedder(config: Config, *, serving: bool = False) -> Embedder | None:
+    """The configured embedder (not loaded yet), or None for `--embedder none`; `serving`: for
+    a server that syncs (embedders.make_embedder).
 
     Raises:
         ConfigError: the embedder options do not fit together.
     """
     from docshelf.embedders import make_embedder  # noqa: PLC0415 - see the imports above
 
-    return make_embedder(config)
+    return make_embedder(config, serving=serving)
 
 
 def open_configured_store(config: Config, embedder: Embedder | None) -> Store:
@@ -328,7 +329,7 @@ def open_service(
         )
         for s in all_sources
     ]
-    embedder = configured_embedder(config)
+    embedder = configured_embedder(config, serving=bool(opened))
     store = open_configured_store(config, embedder)
     try:
         entries: list[tuple[str, str, Workspace | None]] = []

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from docshelf.config import OPENAI_BASE_URL, OPENAI_DEFAULT_MODEL, Config
@@ -21,9 +22,17 @@ if TYPE_CHECKING:
 
 __all__ = ["LocalEmbedder", "OpenAIEmbedder", "make_embedder"]
 
+# Present where the NVIDIA driver is loaded: a GPU torch would embed on.
+NVIDIA_DEVICE = "/dev/nvidiactl"
 
-def make_embedder(config: Config) -> LocalEmbedder | OpenAIEmbedder | None:
-    """The configured embedder, or None for `none`. Nothing is loaded or called yet.
+
+def make_embedder(
+    config: Config, *, serving: bool = False
+) -> LocalEmbedder | OpenAIEmbedder | None:
+    """The configured embedder, or None for `none`. Nothing is loaded or called yet. For a
+    server that syncs (`serving`), the local model at `--precision auto` embeds documents as it
+    embeds queries, through ONNX Runtime in float32 on the CPU, so that the server never loads
+    torch; not on a machine with an NVIDIA GPU, where torch embeds them faster.
 
     Raises:
         ConfigError: an unknown embedder, or options that do not fit it.
@@ -36,9 +45,15 @@ def make_embedder(config: Config) -> LocalEmbedder | OpenAIEmbedder | None:
                 "--base-url and --dimensions are for --embedder openai; "
                 "the local embedder takes --model and --batch-size"
             )
+        onnx = serving and config.precision == "auto" and not os.path.exists(NVIDIA_DEVICE)
         if config.batch_size is None:
-            return LocalEmbedder(config.model, precision=config.precision)
-        return LocalEmbedder(config.model, batch_size=config.batch_size, precision=config.precision)
+            return LocalEmbedder(config.model, precision=config.precision, onnx_documents=onnx)
+        return LocalEmbedder(
+            config.model,
+            batch_size=config.batch_size,
+            precision=config.precision,
+            onnx_documents=onnx,
+        )
     if config.embedder == "openai":
         if config.precision != "auto":
             raise ConfigError("--precision is for --embedder local; an endpoint picks its own")
