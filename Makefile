@@ -67,6 +67,7 @@ bench: $(VENV)/.installed-bench reference-parsers
 	$(BIN)/python bench/retrieval.py
 	$(BIN)/python bench/serve.py
 	$(BIN)/python bench/query_start.py
+	$(BIN)/python bench/serve_sync.py
 	$(BIN)/python bench/file_texts.py --postgres
 
 # The long reliability runs (RELIABILITY.md): load, random kills, hostile repositories, fuzzing.

@@ -365,6 +365,19 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def wait_for_port(port: int, server: subprocess.Popen[Any]) -> None:
+    """Return once `docshelf serve --http` accepts connections on `port`."""
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise SystemExit("docshelf serve --http did not start") from None
+            time.sleep(0.2)
+
+
 def run_http(
     store: str, kinds: Sequence[Kind], calls: int
 ) -> tuple[list[Timing], tuple[float, float]]:
@@ -374,15 +387,7 @@ def run_http(
         [str(DOCSHELF), *serve_args(store, "--http", "--port", str(port))], env=env
     )
     try:
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise SystemExit("docshelf serve --http did not start") from None
-                time.sleep(0.2)
+        wait_for_port(port, server)
 
         async def session() -> list[Timing]:
             url = f"http://127.0.0.1:{port}/mcp"

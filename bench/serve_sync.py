@@ -32,7 +32,6 @@ import argparse
 import os
 import shlex
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -50,6 +49,8 @@ from mcp.client.streamable_http import streamable_http_client
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from memory import varied
 from report import cpu_model, markdown_table
+from serve import free_port, wait_for_port
+from serve import server_memory as memory
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO.parent / "shared" / "data" / "corpora" / "traefik"
@@ -66,7 +67,6 @@ WARM_UP = 20
 AFTER = 20
 SAMPLE_SECONDS = 0.2
 SYNC_TIMEOUT_SECONDS = 1800
-START_TIMEOUT_SECONDS = 120
 GOAL_MIB = 600
 
 
@@ -112,22 +112,6 @@ def docshelf(*args: str) -> str:
     return done.stdout
 
 
-def memory(pid: int) -> tuple[float, float]:
-    """VmRSS and VmHWM of a process, in MiB."""
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            fields[key] = int(value.split()[0]) / 1024
-    return fields["VmRSS"], fields["VmHWM"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def change_files(tree: Path, count: int) -> list[Path]:
     files = sorted(p for p in tree.rglob("*.md") if ".git" not in p.parts)[:count]
     for path in files:
@@ -167,15 +151,7 @@ def run_model(label: str, model: str | None, corpus: Path, changed: int, tmp: Pa
             time.sleep(SAMPLE_SECONDS)
 
     try:
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise SystemExit("docshelf serve --http did not start") from None
-                time.sleep(0.2)
+        wait_for_port(port, server)
         url = f"http://127.0.0.1:{port}/mcp"
         found: dict[str, Any] = {}
 

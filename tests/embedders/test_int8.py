@@ -3,8 +3,6 @@ store), made once per machine, near the float model's vectors, and run without t
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +13,7 @@ from docshelf.embedders import local
 from docshelf.embedders.local import INT8_MODEL, LocalEmbedder
 from docshelf.embedders.onnx_query import INT8_SUFFIX
 from docshelf.errors import ConfigError, EmbeddingError
+from tests.support.processes import python_process
 
 TEXTS = [
     "Checkout is owned by the payments team; page them through the on-call rota.",
@@ -120,16 +119,8 @@ def test_a_later_process_embeds_documents_and_queries_without_torch(
     int8: LocalEmbedder, cache: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "vectors.npy"
-    done = subprocess.run(
-        [sys.executable, "-c", LATER_PROCESS, str(cache), str(out), *TEXTS],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"  # neither torch nor transformers
+    said = python_process(LATER_PROCESS, str(cache), str(out), *TEXTS)
+    assert said == "[]"  # neither torch nor transformers
     got = np.load(out)
     assert got.shape == (1 + 4 * len(TEXTS), 384)
     assert np.abs(got[1 : 1 + len(TEXTS)] - int8.embed(TEXTS)).max() < 1e-5

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +15,7 @@ from docshelf.config import Config
 from docshelf.embedders import local, make_embedder
 from docshelf.embedders.local import ONNX_MAX_TEXTS, LocalEmbedder, packaged_model_path
 from docshelf.embedders.onnx_query import QUERY_FORMAT, OnnxQueryEncoder
+from tests.support.processes import python_process
 
 QUESTIONS = [
     "who owns checkout?",
@@ -77,16 +76,7 @@ print(sorted(m for m in ("torch", "transformers", "sentence_transformers") if m 
 
 
 def later_process(cache: Path, out: Path, texts: list[str]) -> tuple[str, np.ndarray]:
-    done = subprocess.run(
-        [sys.executable, "-c", LATER_PROCESS, str(cache), str(out), *texts],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip(), np.load(out)
+    return python_process(LATER_PROCESS, str(cache), str(out), *texts), np.load(out)
 
 
 def test_a_later_process_embeds_its_queries_from_the_cache_without_torch(
@@ -264,16 +254,8 @@ def test_a_server_s_documents_take_the_onnx_session_with_torch_s_vectors(
     cache = tmp_path / "onnx"
     OnnxQueryEncoder.build(torch_only._model, packaged_model_path(), cache)
     batch = [f"chunk {i} of the runbook: restart the worker {i} times" for i in range(20)]
-    done = subprocess.run(
-        [sys.executable, "-c", SERVING_PROCESS, str(cache), str(tmp_path / "v.npy"), *batch],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["float32 19200", "[]"]  # no torch, even for a batch
+    said = python_process(SERVING_PROCESS, str(cache), str(tmp_path / "v.npy"), *batch)
+    assert said.splitlines() == ["float32 19200", "[]"]  # no torch, even for a batch
     got = np.load(tmp_path / "v.npy")
     want = LocalEmbedder(precision="float32", onnx_queries=False).embed_documents(batch)
     assert np.abs(got[:-1] - want).max() < 1e-5 and np.abs(got[-1] - want[0]).max() < 1e-5
