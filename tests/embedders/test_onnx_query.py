@@ -253,7 +253,9 @@ def test_a_server_s_documents_take_the_onnx_session_with_torch_s_vectors(
     assert torch_only._model is not None
     cache = tmp_path / "onnx"
     OnnxQueryEncoder.build(torch_only._model, packaged_model_path(), cache)
-    batch = [f"chunk {i} of the runbook: restart the worker {i} times" for i in range(20)]
+    batch = [
+        f"chunk {i} of the runbook: restart the worker" + " again" * (i % 7) for i in range(20)
+    ]
     said = python_process(SERVING_PROCESS, str(cache), str(tmp_path / "v.npy"), *batch)
     assert said.splitlines() == ["float32 19200", "[]"]  # no torch, even for a batch
     got = np.load(tmp_path / "v.npy")

@@ -87,6 +87,12 @@ BATCH_CHARS = 19_200
 # against 629 MiB (BENCHMARKS.md).
 REDUCED_BATCH_CHARS = 38_400
 
+# A server's sync hands ONNX Runtime this many texts a call, and the session's arena gives back
+# what each call grew it by: 30 traefik files (217 chunks) synced with a peak of 378 MiB at 4,
+# 383 at 8, 502 at 16 and 615 with the indexer's whole batch, in 13.4 to 24.6 s
+# (bench/serve_sync.py, BENCHMARKS.md).
+ONNX_DOCUMENT_TEXTS = 4
+
 # A text counts at most this many characters in a batch: past about 1,200 characters of English
 # the model's 256-token window is full, and the rest is cut off.
 BATCH_TEXT_CHARS = 1_200
@@ -363,7 +369,11 @@ class LocalEmbedder:
         if encoder is None:
             return None
         try:
-            return self._checked(encoder.encode(texts), len(texts))
+            step = ONNX_DOCUMENT_TEXTS
+            parts = [
+                encoder.encode(texts[i : i + step], shrink=True) for i in range(0, len(texts), step)
+            ]
+            return self._checked(np.concatenate(parts), len(texts))
         except Exception as e:  # onnxruntime's or the check's: torch answers this batch
             log.warning("the ONNX path failed on a batch (%s); embedding it with torch", e)
             return None

@@ -165,11 +165,19 @@ class OnnxQueryEncoder:
 
         return cls(session, tokenize, inputs, dim)
 
-    def encode(self, texts: list[str]) -> Vector:
-        """One L2-normalised float32 row per text: mean pooling over the tokens, as the model."""
+    def encode(self, texts: list[str], *, shrink: bool = False) -> Vector:
+        """One L2-normalised float32 row per text: mean pooling over the tokens, as the model.
+        With `shrink`, the session's memory arena gives back what this call grew it by (for a
+        batch of documents, far larger than a query)."""
         batch = self._tokenize(texts)
         feed = {name: batch[name].astype(np.int64) for name in self._inputs}
-        (hidden,) = self._session.run(["hidden"], feed)
+        options = None
+        if shrink:
+            import onnxruntime as ort  # noqa: PLC0415 - loaded with the session already
+
+            options = ort.RunOptions()
+            options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+        (hidden,) = self._session.run(["hidden"], feed, options)
         mask = batch["attention_mask"][..., None].astype(np.float32)
         pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
