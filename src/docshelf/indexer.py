@@ -456,16 +456,16 @@ class Indexer:
         """The sizes of the batches `texts` (sorted by length) are embedded in: at most the batch
         size each and, for an embedder that states one (`batch_chars`), at most that many
         characters of padded input, each text counted as the batch's longest, capped at its
-        `batch_text_chars`."""
+        `batch_text_chars`. An embedder that wants more texts at once (`batch_texts`: the local
+        model on a GPU) gets up to that many."""
         budget = getattr(self._embedder, "batch_chars", None)
         cap = getattr(self._embedder, "batch_text_chars", None) or budget
+        most = max(self._batch_size, getattr(self._embedder, "batch_texts", None) or 0)
         sizes: list[int] = []
         size = longest = 0
         for text in texts:
             cost = len(text) if cap is None else min(len(text), cap)
-            if size and (
-                size >= self._batch_size or (budget and (size + 1) * max(longest, cost) > budget)
-            ):
+            if size and (size >= most or (budget and (size + 1) * max(longest, cost) > budget)):
                 sizes.append(size)
                 size = longest = 0
             size += 1

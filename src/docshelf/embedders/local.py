@@ -72,8 +72,13 @@ _PRECISION: dict[tuple[str, str], str] = {}
 # allows it: 4.4 against 11 to 15 ms per query on 2 cores (embedders/onnx_query.py).
 ONNX_MAX_TEXTS = 8
 
-# Texts per forward pass. 32 keeps a CPU busy without holding much memory; raise it on a GPU.
+# Texts per forward pass. 32 keeps a CPU busy without holding much memory; on a GPU the batch
+# is sized for the device's free memory (embedders/device_batches.py).
 DEFAULT_BATCH_SIZE = 32
+
+# On a GPU, each of the indexer's calls holds this many forward passes, so that the device
+# runs them back to back while the host tokenises (embedders/device_batches.py).
+DEVICE_CALL_BATCHES = 8
 
 # What the indexer hands the model at once, in characters of embedding input (each text counted
 # as its padded length: the batch's longest, at most BATCH_TEXT_CHARS): 16 texts that fill the
@@ -209,14 +214,14 @@ class LocalEmbedder:
         self,
         model: str | None = None,
         *,
-        batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_size: int | None = None,
         device: str | None = None,
         onnx_cache: Path | None = None,
         onnx_queries: bool = True,
         precision: str = "auto",
         onnx_documents: bool = False,
     ) -> None:
-        if batch_size < 1:
+        if batch_size is not None and batch_size < 1:
             raise ConfigError(f"batch size must be at least 1, not {batch_size}")
         if precision not in PRECISIONS:
             raise ConfigError(
@@ -228,7 +233,8 @@ class LocalEmbedder:
             raise ConfigError(f"--precision is for a float model; {INT8_MODEL} always runs in int8")
         self._packaged = name in PACKAGED_NAMES or self._int8
         self.model_id = INT8_MODEL if self._int8 else DEFAULT_MODEL if self._packaged else name
-        self.batch_size = batch_size
+        self._batch_size = batch_size
+        self._device_batch_size: int | None = None
         # The indexer's batches: batch_chars of padded input, as well as batch_size texts.
         self.batch_text_chars = BATCH_TEXT_CHARS
         self._device = device
@@ -260,10 +266,42 @@ class LocalEmbedder:
         return self._precision
 
     @property
+    def batch_size(self) -> int:
+        """Texts a forward pass: the one asked for, else on a GPU as many as fit its free memory
+        (device_batches.device_batch_size, read once the model is on it), else
+        DEFAULT_BATCH_SIZE."""
+        if self._batch_size is not None:
+            return self._batch_size
+        if self._on_cuda():
+            if self._device_batch_size is None:
+                from docshelf.embedders.device_batches import cuda_batch_size  # noqa: PLC0415
+
+                assert self._model is not None
+                self._device_batch_size = cuda_batch_size(self._model.device)
+            return self._device_batch_size
+        return DEFAULT_BATCH_SIZE
+
+    @property
     def batch_chars(self) -> int:
         """The characters of padded input of one of the indexer's batches, for this precision
-        (read by the indexer when it has texts to embed: it loads the model)."""
+        (read by the indexer when it has texts to embed: it loads the model). On a GPU, the
+        batch_texts of full windows."""
+        texts = self.batch_texts
+        if texts is not None:
+            return texts * self.batch_text_chars
         return BATCH_CHARS if self.precision in ("float32", "int8") else REDUCED_BATCH_CHARS
+
+    @property
+    def batch_texts(self) -> int | None:
+        """The texts of one of the indexer's batches where this embedder wants more than the
+        indexer's own batch size: on a GPU, DEVICE_CALL_BATCHES forward passes; else None."""
+        if self._int8 or self._onnx_documents:
+            return None
+        self._load()
+        return DEVICE_CALL_BATCHES * self.batch_size if self._on_cuda() else None
+
+    def _on_cuda(self) -> bool:
+        return self._model is not None and _on_device(self._model)
 
     @property
     def dim(self) -> int:
@@ -572,9 +610,20 @@ class LocalEmbedder:
             return model
 
 
+def _on_device(model: Any) -> bool:
+    """Whether the model runs on a GPU that the device path (device_batches) feeds."""
+    return bool(model.device.type == "cuda")
+
+
 def _encode(model: Any, texts: list[str], batch_size: int, precision: str) -> Vector:
     """The model's own encode, normalised, in float32 or under torch's autocast to a reduced
-    precision (the weights stay float32; matrix products run in bfloat16 or float16)."""
+    precision (the weights stay float32; matrix products run in bfloat16 or float16). On a GPU,
+    device_batches.encode_on_device instead: the same vectors, with the host's work beside the
+    device's."""
+    if _on_device(model):
+        from docshelf.embedders.device_batches import encode_on_device  # noqa: PLC0415
+
+        return encode_on_device(model, texts, batch_size, precision)
     options: dict[str, Any] = {
         "batch_size": batch_size,
         "normalize_embeddings": True,
