@@ -145,7 +145,8 @@ def test_embedders_of_one_model_share_one_loaded_copy(embedder: LocalEmbedder) -
 # A process that loads the model, with the oneDNN setting it started with and then ran with.
 ONEDNN_PROCESS = """
 import os
-from docshelf.embedders.local import ONEDNN_CACHE_ENV, LocalEmbedder
+from docshelf.embedders.local import LocalEmbedder
+from docshelf.embedders.native_memory import ONEDNN_CACHE_ENV
 
 before = os.environ.get(ONEDNN_CACHE_ENV)
 LocalEmbedder().embed_documents(["chunk of a runbook"])

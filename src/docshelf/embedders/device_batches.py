@@ -19,6 +19,7 @@ tests never need a GPU); the local embedder takes it only on CUDA.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -53,8 +54,9 @@ def device_batch_size(free_bytes: int) -> int:
     return size
 
 
+@functools.cache
 def cuda_batch_size(device: Any) -> int:
-    """device_batch_size for a CUDA device, from what it has free now."""
+    """device_batch_size for a CUDA device, from what it has free when first asked."""
     import torch  # noqa: PLC0415 - loaded with the model
 
     free, _total = torch.cuda.mem_get_info(device)

@@ -13,8 +13,6 @@ torch loads only when a batch comes.
 
 from __future__ import annotations
 
-import ctypes
-import functools
 import logging
 import os
 import threading
@@ -24,6 +22,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from docshelf.config import PRECISIONS
+from docshelf.embedders.native_memory import (
+    bound_native_caches,
+    release_free_heap,
+)
 from docshelf.errors import ConfigError, EmbeddingError
 from docshelf.rows import Vector
 
@@ -102,13 +104,6 @@ ONNX_DOCUMENT_TEXTS = 4
 # the model's 256-token window is full, and the rest is cut off.
 BATCH_TEXT_CHARS = 1_200
 
-# oneDNN (torch's CPU kernels) caches a compiled primitive, with its buffers, for every shape it
-# has run, up to 1,024 of them; the indexer's batches, sorted by length, are nearly all of
-# shapes of their own. Embedding the 1,177 shortest AWS chunks grew to 892 MiB with the cache
-# and 603 MiB without, in the same time (BENCHMARKS.md). A value the user sets is kept.
-ONEDNN_CACHE_ENV = "ONEDNN_PRIMITIVE_CACHE_CAPACITY"
-ONEDNN_CACHE_CAPACITY = "0"
-
 # The arithmetic of the indexer's batches. auto: bfloat16 on a CPU with bfloat16 instructions
 # (AMX or AVX-512 BF16), float16 on a CUDA GPU, float32 elsewhere; a reduced precision is kept
 # only when its vectors of PROBE_TEXTS stay within PRECISION_MIN_COSINE of float32's. On the
@@ -178,35 +173,6 @@ def candidate_precision(requested: str, device: str) -> str:
     return "float32"
 
 
-@functools.cache
-def _malloc_trim() -> Any:
-    """glibc's malloc_trim, or None where the C library has none (musl, macOS)."""
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (AttributeError, OSError):
-        return None
-    trim.argtypes = [ctypes.c_size_t]
-    trim.restype = ctypes.c_int
-    return trim
-
-
-def release_free_heap() -> None:
-    """Give the free pages of the C heap back to the system (glibc's malloc_trim; nothing where
-    there is none). torch frees a batch's activations into glibc's heaps, which keep them, and
-    the next batch of another shape takes fresh pages beside them: 2,000 chunks embedded in the
-    indexer's batches ended at 848 MiB resident (peak 938) without a trim after each batch and
-    at 570 (peak 790) with it, in the same time (BENCHMARKS.md)."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
-
-
-def bound_native_caches() -> None:
-    """Turn off oneDNN's cache of primitives per shape (ONEDNN_CACHE_ENV) unless the user set
-    it; read when torch first runs a kernel, so call it before."""
-    os.environ.setdefault(ONEDNN_CACHE_ENV, ONEDNN_CACHE_CAPACITY)
-
-
 class LocalEmbedder:
     """Embeds with a sentence-transformers model, loaded lazily on the first call."""
 
@@ -234,7 +200,6 @@ class LocalEmbedder:
         self._packaged = name in PACKAGED_NAMES or self._int8
         self.model_id = INT8_MODEL if self._int8 else DEFAULT_MODEL if self._packaged else name
         self._batch_size = batch_size
-        self._device_batch_size: int | None = None
         # The indexer's batches: batch_chars of padded input, as well as batch_size texts.
         self.batch_text_chars = BATCH_TEXT_CHARS
         self._device = device
@@ -267,19 +232,13 @@ class LocalEmbedder:
 
     @property
     def batch_size(self) -> int:
-        """Texts a forward pass: the one asked for, else on a GPU as many as fit its free memory
-        (device_batches.device_batch_size, read once the model is on it), else
-        DEFAULT_BATCH_SIZE."""
-        if self._batch_size is not None:
-            return self._batch_size
-        if self._on_cuda():
-            if self._device_batch_size is None:
-                from docshelf.embedders.device_batches import cuda_batch_size  # noqa: PLC0415
+        """Texts a forward pass: the one asked for, else on a GPU as many as its free memory
+        holds (device_batches.cuda_batch_size), else DEFAULT_BATCH_SIZE."""
+        if self._batch_size is None and self._model is not None and _on_device(self._model):
+            from docshelf.embedders.device_batches import cuda_batch_size  # noqa: PLC0415
 
-                assert self._model is not None
-                self._device_batch_size = cuda_batch_size(self._model.device)
-            return self._device_batch_size
-        return DEFAULT_BATCH_SIZE
+            return cuda_batch_size(self._model.device)
+        return self._batch_size or DEFAULT_BATCH_SIZE
 
     @property
     def batch_chars(self) -> int:
@@ -297,11 +256,7 @@ class LocalEmbedder:
         indexer's own batch size: on a GPU, DEVICE_CALL_BATCHES forward passes; else None."""
         if self._int8 or self._onnx_documents:
             return None
-        self._load()
-        return DEVICE_CALL_BATCHES * self.batch_size if self._on_cuda() else None
-
-    def _on_cuda(self) -> bool:
-        return self._model is not None and _on_device(self._model)
+        return DEVICE_CALL_BATCHES * self.batch_size if _on_device(self._load()) else None
 
     @property
     def dim(self) -> int:
