@@ -6,8 +6,8 @@ tokenise, copy to the device, run the model, wait for it and copy the vectors ba
 fast as an H200 then waits on the host (about 3,400 chunks/s for this model at any batch size,
 in float32 or float16). Here:
 - the texts are sorted by length, longest first, so a batch pads little;
-- TOKENIZER_THREADS host threads tokenise the next AHEAD batches while the device runs (the
-  tokenizer works outside Python's lock), into pinned memory;
+- a host thread tokenises the next AHEAD batches while the device runs (the tokenizer works
+  outside Python's lock and spreads a batch over the cores itself), into pinned memory;
 - each batch is copied to the device without waiting (`non_blocking`), run under autocast in
   the embedder's precision, normalised there and kept there, so the host never waits for the
   device until the last batch: the vectors come back in one copy, in the caller's order.
@@ -28,8 +28,10 @@ import numpy as np
 
 from docshelf.rows import Vector
 
-# Host threads that tokenise ahead of the device, and how many batches they keep ready.
-TOKENIZER_THREADS = 2
+# Host threads that tokenise ahead of the device, and how many batches they keep ready. One:
+# a fast tokenizer called from two threads at once can fail ("Already borrowed") while either
+# sets its truncation and padding.
+TOKENIZER_THREADS = 1
 AHEAD = 4
 
 # Device memory one text of a full 256-token window may take during a forward pass, with room
