@@ -15,6 +15,7 @@ from docshelf.embedders.local import DEFAULT_BATCH_SIZE, DEVICE_CALL_BATCHES, Lo
 from docshelf.indexer import Indexer
 from docshelf.stores.sqlite import SQLiteStore
 from tests.support.indexing import MemorySource, section_doc
+from tests.support.spies import count_texts
 
 GIB = 1024**3
 
@@ -69,14 +70,7 @@ def test_an_index_through_the_device_path_stores_the_rows_of_the_usual_one(
 
     def index(name: str) -> tuple[dict[bytes, bytes], list[int]]:
         embedder = LocalEmbedder(precision="float32")
-        calls: list[int] = []
-        embed = embedder.embed_documents
-
-        def counted(texts: list[str]) -> np.ndarray:
-            calls.append(len(texts))
-            return embed(texts)
-
-        monkeypatch.setattr(embedder, "embed_documents", counted)
+        calls = count_texts(monkeypatch, embedder, "embed_documents")
         path = tmp_path / f"{name}.sqlite3"
         with SQLiteStore.open(path, model_id=embedder.model_id, dim=embedder.dim) as store:
             Indexer(store, embedder, source).index("c1")

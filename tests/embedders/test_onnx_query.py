@@ -16,6 +16,7 @@ from docshelf.embedders import local, make_embedder
 from docshelf.embedders.local import ONNX_MAX_TEXTS, LocalEmbedder, packaged_model_path
 from docshelf.embedders.onnx_query import QUERY_FORMAT, OnnxQueryEncoder
 from tests.support.processes import python_process
+from tests.support.spies import count_texts
 
 QUESTIONS = [
     "who owns checkout?",
@@ -31,6 +32,15 @@ def torch_only() -> LocalEmbedder:
     made = LocalEmbedder(onnx_queries=False)
     made.embed(["load"])
     return made
+
+
+@pytest.fixture
+def exported(torch_only: LocalEmbedder, tmp_path: Path) -> Path:
+    """An ONNX cache holding the packaged model's export, made from the loaded model."""
+    assert torch_only._model is not None
+    cache = tmp_path / "onnx"
+    OnnxQueryEncoder.build(torch_only._model, packaged_model_path(), cache)
+    return cache
 
 
 def test_onnx_vectors_match_the_torch_model(torch_only: LocalEmbedder, tmp_path: Path) -> None:
@@ -80,11 +90,9 @@ def later_process(cache: Path, out: Path, texts: list[str]) -> tuple[str, np.nda
 
 
 def test_a_later_process_embeds_its_queries_from_the_cache_without_torch(
-    torch_only: LocalEmbedder, tmp_path: Path
+    torch_only: LocalEmbedder, exported: Path, tmp_path: Path
 ) -> None:
-    assert torch_only._model is not None
-    cache = tmp_path / "onnx"
-    OnnxQueryEncoder.build(torch_only._model, packaged_model_path(), cache)
+    cache = exported
     imported, got = later_process(cache, tmp_path / "q.npy", QUESTIONS)
     assert imported == "[]"  # neither torch nor transformers
     want = torch_only.embed(QUESTIONS)  # the long question truncated at 256 tokens alike
@@ -170,14 +178,7 @@ def test_queries_take_the_onnx_path_and_batches_stay_on_torch(
     assert embedder._source is not None
     fast = local._FAST[embedder._source]
     assert isinstance(fast, OnnxQueryEncoder)
-    calls: list[int] = []
-    original = fast.encode
-
-    def counted(texts: list[str]) -> np.ndarray:
-        calls.append(len(texts))
-        return original(texts)
-
-    monkeypatch.setattr(fast, "encode", counted)
+    calls = count_texts(monkeypatch, fast, "encode")
     embedder.embed(["q"] * local.ONNX_MAX_TEXTS)
     embedder.embed(["chunk"] * (local.ONNX_MAX_TEXTS + 1))
     assert calls == [local.ONNX_MAX_TEXTS]
@@ -248,11 +249,9 @@ print(sorted(m for m in ("torch", "transformers", "sentence_transformers") if m 
 
 
 def test_a_server_s_documents_take_the_onnx_session_with_torch_s_vectors(
-    torch_only: LocalEmbedder, tmp_path: Path
+    torch_only: LocalEmbedder, exported: Path, tmp_path: Path
 ) -> None:
-    assert torch_only._model is not None
-    cache = tmp_path / "onnx"
-    OnnxQueryEncoder.build(torch_only._model, packaged_model_path(), cache)
+    cache = exported
     batch = [
         f"chunk {i} of the runbook: restart the worker" + " again" * (i % 7) for i in range(20)
     ]
