@@ -1,4 +1,4 @@
-"""The indexer's batches on a GPU: sized for the device, tokenised ahead on host threads, copied
+"""The indexer's batches on a GPU: sized for the device, tokenised ahead on a host thread, copied
 without waiting, and brought back once.
 
 sentence-transformers' own `encode` does each batch's work in turn on one host thread:
