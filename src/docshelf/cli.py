@@ -81,6 +81,7 @@ HTTP_ONLY_OPTIONS = {
     "token": "--token",
     "allow_origins": "--allow-origin",
     "allow_remote": "--allow-remote",
+    "open_page": "--open",
 }
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -595,6 +596,12 @@ def outline(
     "trusted network only).",
 )
 @click.option(
+    "--open",
+    "open_page",
+    is_flag=True,
+    help="With --http: open the web page (search, read, status) in your browser once serving.",
+)
+@click.option(
     "--sync-interval",
     type=click.FloatRange(min=1.0),
     metavar="SECONDS",
@@ -622,6 +629,7 @@ def serve(
     token: str | None,
     allow_origins: tuple[str, ...],
     allow_remote: bool,
+    open_page: bool,
     sync_interval: float | None,
     docs: tuple[str, ...],
     include: tuple[str, ...],
@@ -632,7 +640,8 @@ def serve(
     """Serve the documentation to MCP clients: the server `docs` with the tools docs_search,
     docs_read and docs_outline.
 
-    Speaks stdio by default (an MCP client starts it), or streamable HTTP at /mcp with --http.
+    Speaks stdio by default (an MCP client starts it), or streamable HTTP at /mcp with --http,
+    which also serves a web page at / to search, read and check the docs in a browser.
     Each SOURCE is a repository (a path or a clone URL) whose workspace to serve and, with
     --sync-interval, to sync; without one, the store's workspaces (all, or those named with
     --workspace) are served as they are indexed. Several workspaces are served from one
@@ -666,6 +675,7 @@ def serve(
                 token=token or None,
                 allow_origins=allow_origins,
                 allow_remote=allow_remote,
+                open_page=open_page,
             )
         )
     service = open_service(

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import logging
 import os
 import tempfile
@@ -89,7 +90,9 @@ class Store(Protocol):
 
     def set_current(self, workspace: str, ref: str) -> None: ...
 
-    def set_selection(self, workspace: str, ref: str, selection: str) -> None: ...
+    def set_selection(
+        self, workspace: str, ref: str, selection: str, skipped: str = "[]"
+    ) -> None: ...
 
     def selection(self, workspace: str, ref: str) -> str | None: ...
 
@@ -235,6 +238,8 @@ class Indexer:
         self._runs = _FifoLock()
         self._settled: str | None = None
         self._pins = PinKeeper(store, source.name, self._holder, pin_lease)
+        # Why the last refresh failed (what it logged), None after one that succeeded.
+        self.last_failure: str | None = None
 
     @property
     def workspace(self) -> str:
@@ -267,18 +272,19 @@ class Indexer:
         worker.join(self._refresh_timeout)
         if worker.is_alive():
             cancel.set()
-            log.error(
-                "indexing %s of workspace %s took longer than %.0f s and was cancelled; the "
-                "previous ref keeps serving. Check the embedder, or raise the refresh timeout",
-                ref,
-                self.workspace,
-                self._refresh_timeout,
+            self.last_failure = (
+                f"indexing {ref} of workspace {self.workspace} took longer than "
+                f"{self._refresh_timeout:.0f} s and was cancelled; the previous ref keeps "
+                "serving. Check the embedder, or raise the refresh timeout"
             )
+            log.error("%s", self.last_failure)
             return None
         result = outcome[0]
         if isinstance(result, BaseException):
+            self.last_failure = str(result)
             log.error("%s", result)
             return None
+        self.last_failure = None
         return result
 
     def index(self, ref: str, progress: ProgressCallback | None = None) -> IndexResult:
@@ -331,7 +337,9 @@ class Indexer:
                             _rows(docs, hashes, vectors),
                             file_rows(docs.files),
                         )
-                    self._store.set_selection(self.workspace, ref, selection)
+                    self._store.set_selection(
+                        self.workspace, ref, selection, skipped_json(docs.skipped)
+                    )
                     _check(cancel)
                     pruned, prune_error = self._promote(ref)
         except TimeoutError as e:
@@ -531,6 +539,11 @@ class Indexer:
     def close(self) -> None:
         """Release every pin this indexer holds and stop renewing them."""
         self._pins.close()
+
+
+def skipped_json(skipped: Sequence[Skipped]) -> str:
+    """The skipped files of a ref as the store keeps them: a JSON array of {path, reason}."""
+    return json.dumps([{"path": s.path, "reason": s.reason} for s in skipped], ensure_ascii=False)
 
 
 def _ignore(_: Progress) -> None:

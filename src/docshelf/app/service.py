@@ -11,6 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from docshelf.app.status import (
+    ServiceState,
+    SyncState,
+    WorkspaceState,
+    live_pins,
+    skipped_of,
+    sync_state,
+)
 from docshelf.chunking import kind_of
 from docshelf.errors import ConfigError, DocshelfError, NotIndexedError, WorkspaceError
 from docshelf.reading import (
@@ -100,6 +108,7 @@ class Service:
         if not served:
             raise ConfigError("a service needs at least one workspace to serve")
         self.served: list[Served] = list(served)
+        self._last_sync: dict[str, SyncState] = {}
 
     # -- one workspace (the first, and for most services the only one) ---------------------
 
@@ -538,8 +547,40 @@ class Service:
             ref = served.source.sync()
         except DocshelfError as e:
             _log.error("syncing %s: %s", served.label, e)
+            self._last_sync[served.label] = sync_state(None, f"syncing {served.label}: {e}")
             return None
-        return served.indexer.refresh(ref)
+        result = served.indexer.refresh(ref)
+        self._last_sync[served.label] = sync_state(result, served.indexer.last_failure)
+        return result
+
+    def status(self) -> ServiceState:
+        """The store, and per served workspace its current commit, when that was indexed and
+        what its read skipped, its refs, its live pins and this process's last sync.
+
+        Raises:
+            StoreError: the store cannot be read.
+        """
+        store = self.store
+        states = []
+        for s in self.served:
+            current = store.current(s.name)
+            indexed_at, skipped = (
+                (None, None) if current is None else store.ref_report(s.name, current)
+            )
+            states.append(
+                WorkspaceState(
+                    s.label,
+                    s.name,
+                    current,
+                    indexed_at,
+                    store.ref_counts(s.name),
+                    live_pins(store.pins(s.name)),
+                    skipped_of(skipped),
+                    s.source is not None and s.indexer is not None,
+                    self._last_sync.get(s.label),
+                )
+            )
+        return ServiceState(store.location, store.model_id, store.dim, self.text_only, states)
 
     def close(self) -> None:
         for served in self.served:

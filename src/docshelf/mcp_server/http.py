@@ -1,8 +1,11 @@
-"""docs_search on streamable HTTP at /mcp: the options, the guard, the ASGI app and its listener.
+"""The tools on streamable HTTP at /mcp, and the web page beside them at / (docshelf.web): the
+options, the guard, the ASGI app and its listener.
 
 Constraints:
 - Every request passes the guard first (the Origin allow-list and, on a loopback bind, the Host:
-  DNS rebinding; then the bearer token), then the body size limit, then the session pins.
+  DNS rebinding; then a declared body over the limit; then the bearer token, which only the page
+  and its static files, holding no docs, go without), then the body size limit, then the session
+  pins. Every response carries the page's security headers (docshelf.web.SECURITY_HEADERS).
 - A host other than this machine is refused without a token or allow_remote.
 - uvicorn runs in a thread, so that SIGTERM and SIGINT reach docshelf and the pins are released
   before the process ends.
@@ -20,6 +23,7 @@ import select
 import signal
 import socket
 import threading
+import webbrowser
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -33,13 +37,14 @@ from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from docshelf.app import Pins, Service
 from docshelf.config import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT
 from docshelf.errors import ConfigError
 from docshelf.mcp_server.session_pins import _SessionPins
 from docshelf.mcp_server.tool import MCP_PATH, TOOL_NAMES, build_server, clip
+from docshelf.web import PAGE_PATH, SECURITY_HEADERS, is_public, web_routes
 from docshelf.workspace import shown
 
 log = logging.getLogger("docshelf.mcp")
@@ -74,6 +79,7 @@ class HttpOptions:
     allow_origins: tuple[str, ...] = ()
     allow_remote: bool = False
     session_idle_timeout: float = SESSION_IDLE_TIMEOUT_SECONDS
+    open_page: bool = False  # open the web page in the user's browser once serving
 
 
 def check_http_options(options: HttpOptions) -> HttpOptions:
@@ -201,8 +207,15 @@ class _Guard:
                 "[::1]) and the hosts of --allow-origin\n",
                 status_code=421,
             )
-        elif self._token is not None and not _bearer_matches(
-            headers.get("authorization"), self._token
+        elif _declared_length(headers) > MAX_REQUEST_BODY_BYTES:
+            refusal = PlainTextResponse(
+                f"the request body is over {MAX_REQUEST_BODY_BYTES} bytes; send a smaller one\n",
+                status_code=413,
+            )
+        elif (
+            self._token is not None
+            and not is_public(scope["path"])
+            and not _bearer_matches(headers.get("authorization"), self._token)
         ):
             refusal = PlainTextResponse(
                 "missing or wrong token: send the header 'Authorization: Bearer <token>' with "
@@ -210,10 +223,28 @@ class _Guard:
                 status_code=401,
                 headers={"WWW-Authenticate": 'Bearer realm="docshelf"'},
             )
+
+        async def secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+            await send(message)
+
         if refusal is not None:
-            await refusal(scope, receive, send)
+            await refusal(scope, receive, secured)
             return
-        await self._app(scope, receive, send)
+        await self._app(scope, receive, secured)
+
+
+def _declared_length(headers: Headers) -> int:
+    """The body length a request declares (Content-Length), 0 without one; an unreadable one
+    counts as too long."""
+    value = headers.get("content-length")
+    if value is None:
+        return 0
+    try:
+        return int(value)
+    except ValueError:
+        return MAX_REQUEST_BODY_BYTES + 1
 
 
 @dataclass
@@ -227,9 +258,12 @@ class HttpApp:
         await self.app(scope, receive, send)
 
 
-def build_http_app(service: Service, options: HttpOptions, *, ref: Pins = None) -> HttpApp:
-    """docs_search on streamable HTTP at /mcp, behind the guard; `options` checked by
-    check_http_options, with the port the server is bound to (the allowed origins name it)."""
+def build_http_app(
+    service: Service, options: HttpOptions, *, ref: Pins = None, sync_interval: float | None = None
+) -> HttpApp:
+    """The tools on streamable HTTP at /mcp and the web page at /, behind the guard; `options`
+    checked by check_http_options, with the port the server is bound to (the allowed origins
+    name it); `sync_interval`: how often the server syncs, for the page's status."""
     server = build_server(service, ref=ref)
     manager = StreamableHTTPSessionManager(
         app=server,
@@ -241,7 +275,10 @@ def build_http_app(service: Service, options: HttpOptions, *, ref: Pins = None) 
     pins = _SessionPins(
         StreamableHTTPASGIApp(manager), service.pin_all, options.session_idle_timeout
     )
-    url = f"http://{_url_host(options.host)}:{options.port}{MCP_PATH}"
+    base = f"http://{_url_host(options.host)}:{options.port}"
+    url = base + MCP_PATH
+    # A browser reaches a server bound to every address through this machine's own.
+    browse = base if is_loopback(options.host) else f"http://127.0.0.1:{options.port}"
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -253,13 +290,24 @@ def build_http_app(service: Service, options: HttpOptions, *, ref: Pins = None) 
                 ", ".join(shown(label) for label in service.labels),
                 url,
             )
+            log.info("the web page is at %s%s", browse, PAGE_PATH)
+            if options.open_page:
+                threading.Thread(
+                    target=webbrowser.open, args=(browse + PAGE_PATH,), daemon=True
+                ).start()
             try:
                 yield
             finally:
                 tasks.cancel_scope.cancel()
         await pins.release_all()
 
-    starlette = Starlette(routes=[Route(MCP_PATH, endpoint=pins)], lifespan=lifespan)
+    routes = [
+        Route(MCP_PATH, endpoint=pins),
+        *web_routes(
+            service, ref=ref, session_pins=lambda: pins.pinned, sync_interval=sync_interval
+        ),
+    ]
+    starlette = Starlette(routes=routes, lifespan=lifespan)
     origins = {f"http://{name}:{options.port}" for name in LOOPBACK_NAMES}
     origins.update(options.allow_origins)
     hosts = None

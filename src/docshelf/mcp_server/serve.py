@@ -144,7 +144,8 @@ def serve(
                 anyio.run(_serve_stdio, server, background.start, release)
             else:
                 background.start()
-                _serve_http(build_http_app(service, http, ref=commit), sock)
+                app = build_http_app(service, http, ref=commit, sync_interval=sync_interval)
+                _serve_http(app, sock)
         finally:
             background.stop()
     finally:

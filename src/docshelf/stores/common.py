@@ -21,6 +21,7 @@ import math
 import secrets
 import time
 from collections.abc import Callable, Collection, Sequence
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -209,3 +210,8 @@ def lock_busy(workspace: str, location: str, waited: float) -> StoreError:
         f"another docshelf process is indexing workspace {workspace!r} in {location} "
         f"(waited {waited:g} s); wait for it to finish, or stop it, then index again"
     )
+
+
+def iso_utc(moment: datetime) -> str:
+    """A time as both stores report it: UTC, ISO 8601, in seconds (as SQLite's columns hold)."""
+    return moment.astimezone(UTC).isoformat(timespec="seconds")

@@ -53,6 +53,7 @@ from docshelf.stores.common import (
     check_model,
     check_open_arguments,
     check_timeout,
+    iso_utc,
     lock_busy,
     new_pin_id,
     poll_until,
@@ -360,17 +361,37 @@ class PostgresStore(PooledConnections):
                 (workspace, ref),
             )
 
-    def set_selection(self, workspace: str, ref: str, selection: str) -> None:
-        """Record which files `ref` holds: the docs selection it was read with."""
+    def set_selection(self, workspace: str, ref: str, selection: str, skipped: str = "[]") -> None:
+        """Record which files `ref` holds: the docs selection it was read with, the files it
+        skipped (JSON, as the indexer writes it) and the server's now as the time it was
+        indexed."""
         with (
             self._errors(f"recording the docs selection of {ref!r} in {workspace!r}"),
             self._connection() as conn,
         ):
             conn.execute(
-                "INSERT INTO docs_selections (workspace, ref, selection) VALUES (%s, %s, %s) "
-                "ON CONFLICT (workspace, ref) DO UPDATE SET selection = excluded.selection",
-                (workspace, ref, selection),
+                "INSERT INTO docs_selections (workspace, ref, selection, indexed_at, skipped) "
+                "VALUES (%s, %s, %s, now(), %s) ON CONFLICT (workspace, ref) DO UPDATE SET "
+                "selection = excluded.selection, indexed_at = excluded.indexed_at, "
+                "skipped = excluded.skipped",
+                (workspace, ref, selection, skipped),
             )
+
+    def ref_report(self, workspace: str, ref: str) -> tuple[str | None, str | None]:
+        """When `ref` was indexed (UTC, ISO 8601) and the files it skipped (JSON); None for
+        each that was not recorded."""
+        row = self._read(
+            f"reading what indexing {ref!r} in {workspace!r} recorded",
+            lambda conn: conn.execute(
+                "SELECT indexed_at, skipped FROM docs_selections WHERE workspace = %s AND ref = %s",
+                (workspace, ref),
+            ).fetchone(),
+        )
+        if row is None:
+            return None, None
+        indexed_at, skipped = row
+        when = None if indexed_at is None else iso_utc(indexed_at)
+        return when, None if skipped is None else str(skipped)
 
     def selection(self, workspace: str, ref: str) -> str | None:
         """The docs selection `ref` was read with, None when none was recorded."""
@@ -432,6 +453,19 @@ class PostgresStore(PooledConnections):
         """Release a pin; removing one that is gone already does nothing."""
         with self._errors("removing a pin"), self._connection() as conn:
             conn.execute("DELETE FROM docs_pins WHERE id = %s", (pin_id,))
+
+    def pins(self, workspace: str) -> list[tuple[str, str, float]]:
+        """The unexpired pins of `workspace`: (ref, holder, expiry in unix seconds), soonest to
+        expire first."""
+        rows = self._read(
+            f"reading the pins of workspace {workspace!r}",
+            lambda conn: conn.execute(
+                "SELECT ref, holder, extract(epoch FROM expires_at) FROM docs_pins "
+                "WHERE workspace = %s AND expires_at > now() ORDER BY expires_at, ref",
+                (workspace,),
+            ).fetchall(),
+        )
+        return [(str(ref), str(holder), float(expires)) for ref, holder, expires in rows]
 
     def pinned_refs(self, workspace: str) -> set[str]:
         """The refs of `workspace` with at least one unexpired pin."""

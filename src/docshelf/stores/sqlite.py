@@ -336,14 +336,31 @@ class SQLiteStore:
                 (workspace, ref, now()),
             )
 
-    def set_selection(self, workspace: str, ref: str, selection: str) -> None:
-        """Record which files `ref` holds: the docs selection it was read with."""
+    def set_selection(self, workspace: str, ref: str, selection: str, skipped: str = "[]") -> None:
+        """Record which files `ref` holds: the docs selection it was read with, the files it
+        skipped (JSON, as the indexer writes it) and now as the time it was indexed."""
         with self._transaction(f"recording the docs selection of {ref} in {workspace}") as conn:
             conn.execute(
-                "INSERT INTO selections VALUES (?, ?, ?) ON CONFLICT (workspace, ref) "
-                "DO UPDATE SET selection = excluded.selection",
-                (workspace, ref, selection),
+                "INSERT INTO selections (workspace, ref, selection, indexed_at, skipped) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (workspace, ref) DO UPDATE SET "
+                "selection = excluded.selection, indexed_at = excluded.indexed_at, "
+                "skipped = excluded.skipped",
+                (workspace, ref, selection, now(), skipped),
             )
+
+    def ref_report(self, workspace: str, ref: str) -> tuple[str | None, str | None]:
+        """When `ref` was indexed (UTC, ISO 8601) and the files it skipped (JSON); None for
+        each that was not recorded."""
+        with self._errors("reading what a ref's indexing recorded"):
+            row = (
+                self._connect()
+                .execute(
+                    "SELECT indexed_at, skipped FROM selections WHERE workspace = ? AND ref = ?",
+                    (workspace, ref),
+                )
+                .fetchone()
+            )
+        return (None, None) if row is None else (row[0], row[1])
 
     def selection(self, workspace: str, ref: str) -> str | None:
         """The docs selection `ref` was read with, None when none was recorded."""
@@ -405,6 +422,21 @@ class SQLiteStore:
         """Release a pin; removing one that is gone already does nothing."""
         with self._transaction("removing a pin") as conn:
             conn.execute("DELETE FROM pins WHERE id = ?", (pin_id,))
+
+    def pins(self, workspace: str) -> list[tuple[str, str, float]]:
+        """The unexpired pins of `workspace`: (ref, holder, expiry in unix seconds), soonest to
+        expire first."""
+        with self._errors(f"reading the pins of workspace {workspace}"):
+            rows = (
+                self._connect()
+                .execute(
+                    "SELECT ref, holder, expires_at FROM pins WHERE workspace = ? "
+                    "AND expires_at > ? ORDER BY expires_at, ref",
+                    (workspace, time.time()),
+                )
+                .fetchall()
+            )
+        return [(str(ref), str(holder), float(expires)) for ref, holder, expires in rows]
 
     def pinned_refs(self, workspace: str) -> set[str]:
         """The refs of `workspace` with at least one unexpired pin."""
