@@ -462,12 +462,14 @@ def test_http_options_refuse_a_remote_bind_without_a_token_a_short_token_and_odd
 
 @contextmanager
 def http_server(
-    service: Service, *, ref: str | None = None, **options: Any
+    service: Service, *, ref: str | None = None, sync_interval: float | None = None, **options: Any
 ) -> Iterator[tuple[str, HttpApp]]:
-    """docs_search on real HTTP: uvicorn in a thread, on a free port of 127.0.0.1."""
+    """docs_search (and the web page) on real HTTP: uvicorn in a thread, on a free port of
+    127.0.0.1."""
     sock = listen("127.0.0.1", 0)
     port = sock.getsockname()[1]
-    app = build_http_app(service, check_http_options(HttpOptions(port=port, **options)), ref=ref)
+    checked = check_http_options(HttpOptions(port=port, **options))
+    app = build_http_app(service, checked, ref=ref, sync_interval=sync_interval)
     server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

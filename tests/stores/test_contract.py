@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -266,6 +267,47 @@ def test_a_refs_docs_selection_is_kept_per_ref_and_goes_with_the_ref(location: s
         assert again.selection("ws", "r1") is None
         assert again.selection("ws", "r2") == '{"docs":["b"]}'
         assert again.selection("other", "r1") == '{"docs":["o"]}'
+
+
+def test_a_refs_indexing_time_and_skipped_files_are_kept_and_go_with_the_ref(
+    location: str,
+) -> None:
+    skipped = '[{"path": "docs/link.md", "reason": "symbolic link, not followed"}]'
+    with open_store(location, model_id=MODEL, dim=DIM) as s:
+        for ref in ["r1", "r2"]:
+            s.replace_doc_chunks("ws", ref, rows(2))
+        assert s.ref_report("ws", "r1") == (None, None)
+        before = time.time()
+        s.set_selection("ws", "r1", '{"docs":null}', skipped)
+        s.set_selection("ws", "r2", '{"docs":null}')
+    with open_store(location, model_id=None, dim=None) as again:
+        indexed_at, kept = again.ref_report("ws", "r1")
+        assert kept == skipped
+        assert indexed_at is not None and indexed_at.endswith("+00:00")
+        # Both stores write whole seconds, the SQLite one from this clock, PostgreSQL's its own.
+        assert abs(datetime.fromisoformat(indexed_at).timestamp() - before) < 5
+        assert again.ref_report("ws", "r2")[1] == "[]"
+        assert again.ref_report("other", "r1") == (None, None)
+        assert again.prune("ws", ["r2"]) == 1
+        assert again.ref_report("ws", "r1") == (None, None)
+
+
+def test_the_live_pins_are_listed_with_holder_and_lease_soonest_first(store: Store) -> None:
+    s = store
+    s.replace_doc_chunks("ws", "r1", rows(2))
+    s.replace_doc_chunks("ws", "r2", rows(2))
+    before = time.time()
+    s.add_pin("ws", "r1", "host:1", LONG_LEASE)
+    s.add_pin("ws", "r2", "host:2", LONG_LEASE / 2)
+    s.add_pin("ws", "r2", "gone:3", 0.2)
+    s.add_pin("other", "r1", "host:4", LONG_LEASE)
+    time.sleep(0.4)
+    listed = s.pins("ws")
+    assert [(ref, holder) for ref, holder, _ in listed] == [("r2", "host:2"), ("r1", "host:1")]
+    expiry = {holder: expires for _, holder, expires in listed}
+    assert before + LONG_LEASE / 2 - 1 < expiry["host:2"] < time.time() + LONG_LEASE / 2 + 1
+    assert before + LONG_LEASE - 1 < expiry["host:1"] < time.time() + LONG_LEASE + 1
+    assert s.pins("nobody") == []
 
 
 def test_the_current_ref_survives_a_restart(location: str) -> None:
@@ -1267,12 +1309,13 @@ def test_a_store_of_schema_4_is_upgraded_and_its_refs_have_chunks_but_no_files(
         # and the inverted lists of migration 0007.
         assert len(new.search_text("ws", "r1", "chunk", 5, paths=["docs/a.md"])) == 3
         assert new.search_text("ws", "r1", "number 2", 5)[0].chunk == 2
+        assert new.ref_report("ws", "r1") == (None, None)  # indexed before they were kept
         new.replace_doc_chunks("ws", "r2", rows(3), files_of(2))
         assert new.has_files("ws", "r2")
         assert new.prune("ws", ["r2"]) == 1
     assert stored_texts(location) == 2
     folder = "postgresql" if is_postgres_url(location) else "sqlite"
-    assert [v for v, _, _ in migrations(folder)][-1] == 8
+    assert [v for v, _, _ in migrations(folder)][-1] == 9
 
 
 # -- searches over a set of paths ---------------------------------------------------------------
