@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test lint typecheck pytest reference-parsers wheel-test bench reliability clean
+.PHONY: run test lint typecheck pytest reference-parsers browser wheel-test bench screens reliability clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,7 +33,7 @@ typecheck: $(STAMP)
 
 # One test process per core (pytest-xdist): the tests wait on servers, git and npx as much as
 # they compute, and `make test` must stay under 15 minutes on two cores.
-pytest: $(STAMP) reference-parsers
+pytest: $(STAMP) reference-parsers browser
 	$(BIN)/pytest -n auto
 
 # The reference parsers the format tests compare the chunkers with: docutils comes with the dev
@@ -43,6 +43,13 @@ REFERENCE := tests/reference
 reference-parsers: $(REFERENCE)/node_modules/.installed
 	@command -v asciidoctor >/dev/null || { apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq asciidoctor >/dev/null; }
+
+# The web page's tests (tests/test_web_page.py) and bench/screens.py drive Debian's Chromium
+# through Debian's chromium-driver, installed here when missing (root, as CI has); no browser is
+# downloaded at run time.
+browser:
+	@{ test -x /usr/bin/chromium && test -x /usr/bin/chromedriver; } || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
 $(REFERENCE)/node_modules/.installed: $(REFERENCE)/package-lock.json
 	cd $(REFERENCE) && npm ci --no-audit --no-fund --silent
@@ -69,6 +76,10 @@ bench: $(VENV)/.installed-bench reference-parsers
 	$(BIN)/python bench/query_start.py
 	$(BIN)/python bench/serve_sync.py
 	$(BIN)/python bench/file_texts.py --postgres
+
+# The README's screenshots of the web page (docs/images/), taken in headless Chromium.
+screens: $(STAMP) browser
+	$(BIN)/python bench/screens.py
 
 # The long reliability runs (RELIABILITY.md): load, random kills, hostile repositories, fuzzing.
 reliability: $(STAMP)

@@ -152,9 +152,36 @@ def test_http_only_options_without_http_and_a_remote_bind_without_token_are_refu
     nothing = docshelf("serve", "--sync-interval", "5", "--store", str(store))
     assert nothing.returncode == 2
     assert "need SOURCE" in nothing.stderr
+    page = docshelf(*serve_args(repo, store, "--open"))
+    assert page.returncode == 2
+    assert "--open is for --http" in page.stderr
 
 
 # -- HTTP ----------------------------------------------------------------------------------------
+
+
+def test_http_logs_the_page_s_url_and_open_hands_it_to_the_browser(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """--open opens the page through Python's webbrowser, which runs $BROWSER when it is set:
+    here a script that writes down the URL it was given."""
+    store = tmp_path / "store.sqlite3"
+    index_without_model(repo, store)
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {opened}\n')
+    browser.chmod(0o755)
+    log = tmp_path / "serve.log"
+    args = serve_args(repo, store, "--embedder", "none", "--open")
+    with http_serve(args, log, env={"BROWSER": str(browser)}) as (url, _):
+        page = url.removesuffix("mcp")
+        deadline = time.monotonic() + 30
+        while not opened.exists() or not opened.read_text():
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        assert opened.read_text() == page
+        assert f"the web page is at {page}" in log.read_text()
+        assert "docshelf" in httpx.get(page).text
 
 
 def test_http_stops_on_a_sigterm_that_lands_on_another_thread(repo: Repo, tmp_path: Path) -> None:

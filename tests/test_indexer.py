@@ -280,7 +280,10 @@ def test_refresh_logs_a_failure_and_returns(
     with caplog.at_level(logging.ERROR, logger="docshelf.indexer"):
         assert indexer.refresh("c2") is None
     assert "c2" in caplog.text and "endpoint is down" in caplog.text
+    assert indexer.last_failure is not None and "endpoint is down" in indexer.last_failure
     assert store.current("ws") == "c1"
+    assert indexer.refresh("c1") is not None
+    assert indexer.last_failure is None  # the status shows the last sync's result only
 
 
 def test_refresh_gives_up_on_a_hanging_embedder_and_nothing_of_the_ref_appears(
@@ -296,6 +299,7 @@ def test_refresh_gives_up_on_a_hanging_embedder_and_nothing_of_the_ref_appears(
         assert made.refresh("c2") is None
     assert time.monotonic() - started < 3
     assert "took longer than" in caplog.text
+    assert made.last_failure is not None and "took longer than 0 s" in made.last_failure
     embedder.release.set()  # the embedder answers after all, too late
     deadline = time.monotonic() + 10
     while made._runs._held and time.monotonic() < deadline:  # the cancelled run winds down

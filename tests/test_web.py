@@ -20,8 +20,17 @@ import pytest
 from docshelf.app import Service, index_source, open_service
 from docshelf.config import Config
 from docshelf.web import CONTENT_SECURITY_POLICY, STATIC_FILES
+from tests.support.indexing import MemorySource
 from tests.test_agent_tools import call, config_for, pin_in_store, shop, two_repos
-from tests.test_mcp_server import INITIALIZE, TOKEN, http_server
+from tests.test_mcp_server import (
+    INITIALIZE,
+    TOKEN,
+    WORKSPACE,
+    A,
+    docs_at,
+    http_server,
+    opened_service,
+)
 
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
@@ -72,6 +81,22 @@ def test_a_search_answers_as_docs_search_does_with_the_same_hits_in_the_same_ord
     assert first["ref"] == repo.head()
     narrowed = get(base, "/api/search", q="timeout", path="docs/services/**").json()
     assert {h["path"] for h in narrowed["hits"]} <= {"docs/services/checkout.md"}
+
+
+def test_with_a_model_the_hybrid_ranking_is_docs_search_s_too(location: str) -> None:
+    source = MemorySource(WORKSPACE)
+    source.add(A, docs_at("alpha"))
+    with opened_service(location, source) as service:
+        assert service.indexer is not None
+        service.indexer.index(A)
+        with http_server(service) as (url, _):
+            base = url.removesuffix("/mcp")
+            for query in ("who owns checkout", "payment gateway timeout", "release"):
+                data = get(base, "/api/search", q=query, k=3).json()
+                tool = call(service, "docs_search", {"query": query, "top_k": 3})
+                assert data["mode"] == "hybrid"
+                assert data["hits"] == tool.structured_content["hits"], query
+                assert data["ref"] == A
 
 
 def test_read_and_outline_answer_as_docs_read_and_docs_outline_do(

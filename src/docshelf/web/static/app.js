@@ -415,7 +415,11 @@
       return;
     }
     const first = $(`L${reading.hl[0]}`);
-    if (first) first.scrollIntoView({ block: "center" });
+    const last = $(`L${reading.hl[1]}`) || first;
+    if (!first) return;
+    // A range taller than most of the window starts at its top (below the bar); a short one is centred.
+    const tall = last.getBoundingClientRect().bottom - first.getBoundingClientRect().top > window.innerHeight * 0.6;
+    first.scrollIntoView({ block: tall ? "start" : "center" });
   }
 
   function highlightLines(start, end) {

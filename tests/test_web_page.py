@@ -1,0 +1,289 @@
+"""The web page in a real browser (Debian's headless Chromium, driven through chromium-driver),
+against a real `docshelf serve --http` over each store: a shared link opens with its search
+done, typing searches, the keyboard moves and opens, a hit opens its file with its lines
+highlighted and in view, a doc's markup stays text, the status lists a skipped symlink, the
+token is asked for, the page fits a phone, and nothing is fetched from another host."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import psycopg
+import pytest
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from tests.support.browser import chromium, wait
+from tests.support.gitrepo import Repo, write_shop_docs
+from tests.support.serving import http_serve
+from tests.test_cli_index import docshelf
+
+TOKEN = "a-token-for-the-page-tests-0123"
+
+DANGER = (
+    "# Danger\n\nA doc that holds markup: <script>window.pwned = 1</script> and "
+    '<img src="x" onerror="window.pwned = 2"> stay text.\n'
+)
+
+
+def long_doc() -> str:
+    """A file whose last section, lines 250-252, is far below the first screen."""
+    lines = ["# Long", "", *(f"Filler line {n} of the long document." for n in range(3, 250))]
+    lines += ["## Far section", "", "The rollback lever sits far down this long file."]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    made = Repo(tmp_path_factory.mktemp("page") / "shop")
+    write_shop_docs(made)
+    made.write("docs/danger.md", DANGER)
+    made.write("docs/long.md", long_doc())
+    made.symlink("docs/link.md", "../README.md")
+    made.commit("docs")
+    return made
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def store(
+    request: pytest.FixtureRequest, repo: Repo, tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    """The repository indexed (without a model) into a SQLite file or a new PostgreSQL
+    database."""
+    if request.param == "sqlite":
+        location = str(tmp_path_factory.mktemp("store") / "store.sqlite3")
+    else:
+        server = request.getfixturevalue("postgres_server")
+        with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+            conn.execute("CREATE DATABASE docshelf_page")
+        location = server.get_uri("docshelf_page")
+    done = docshelf("index", str(repo.path), "--store", location, "--embedder", "none")
+    assert done.returncode == 0, done.stderr
+    return location
+
+
+def serve(repo: Repo, store: str, log: Path, **env: str) -> Any:
+    args = ["serve", str(repo.path), "--store", store, "--embedder", "none"]
+    return http_serve(args, log, env=env)
+
+
+@pytest.fixture(scope="module")
+def base(repo: Repo, store: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    log = tmp_path_factory.mktemp("log") / "serve.log"
+    with serve(repo, store, log) as (url, _):
+        yield url.removesuffix("/mcp")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[webdriver.Chrome]:
+    with chromium() as driver:
+        yield driver
+
+
+@pytest.fixture
+def page(browser: webdriver.Chrome, base: str) -> Iterator[webdriver.Chrome]:
+    """The browser, with the page's logs checked after each test: no request went to another
+    host, and the console has no error (a Content-Security-Policy refusal would be one)."""
+    browser.set_window_size(1200, 800)
+    browser.get_log("browser")
+    browser.get_log("performance")
+    yield browser
+    assert_only_this_server(browser, base)
+
+
+def assert_only_this_server(driver: webdriver.Chrome, base: str) -> None:
+    requested = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            requested.append(message["params"]["request"]["url"])
+    assert requested, "the browser's network log is empty"
+    elsewhere = [url for url in requested if not url.startswith(base + "/")]
+    assert elsewhere == []
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == []
+
+
+def shown(driver: webdriver.Chrome, css: str) -> Any:
+    return wait(driver).until(
+        lambda d: next((e for e in d.find_elements(By.CSS_SELECTOR, css) if e.is_displayed()), None)
+    )
+
+
+def hit_places(driver: webdriver.Chrome) -> list[str]:
+    return [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#hits .where")]
+
+
+def wait_for_hits(driver: webdriver.Chrome, first: str) -> list[str]:
+    wait(driver).until(lambda d: hit_places(d)[:1] == [first])
+    return hit_places(driver)
+
+
+def in_view(driver: webdriver.Chrome, element: Any) -> bool:
+    return bool(
+        driver.execute_script(
+            "const r = arguments[0].getBoundingClientRect();"
+            "return r.top >= 0 && r.bottom <= window.innerHeight;",
+            element,
+        )
+    )
+
+
+def test_a_shared_link_opens_with_its_search_done(page: webdriver.Chrome, base: str) -> None:
+    page.get(f"{base}/?q=payment+gateway+timeout")
+    places = wait_for_hits(page, "docs/runbooks/payments.md:3-5")
+    assert len(places) <= 5
+    first = page.find_element(By.CSS_SELECTOR, "#hits a.hit")
+    assert "Payments runbook \u203a Timeout" in first.text
+    marked = {m.text.lower() for m in first.find_elements(By.TAG_NAME, "mark")}
+    assert {"payment", "gateway", "timeout"} <= marked
+    assert page.find_element(By.ID, "q").get_attribute("value") == "payment gateway timeout"
+    page.get(f"{base}/?q=who+owns+checkout&k=1&path=docs/services/**")
+    assert wait_for_hits(page, "docs/services/checkout.md:3-5") == ["docs/services/checkout.md:3-5"]
+    assert page.find_element(By.ID, "k").get_attribute("value") == "1"
+    assert page.find_element(By.ID, "path").get_attribute("value") == "docs/services/**"
+
+
+def test_typing_searches_and_the_keyboard_moves_opens_and_comes_back(
+    page: webdriver.Chrome, base: str
+) -> None:
+    page.get(f"{base}/")
+    shown(page, "#help")
+    page.find_element(By.TAG_NAME, "body").send_keys("/")
+    typed = page.switch_to.active_element
+    assert typed.get_attribute("id") == "q"
+    typed.send_keys("who owns checkout")
+    wait_for_hits(page, "docs/services/checkout.md:3-5")
+    wait(page).until(lambda d: "q=who+owns+checkout" in d.current_url)
+    typed.send_keys(Keys.ARROW_DOWN)
+    assert page.switch_to.active_element.get_attribute("data-index") == "0"
+    page.switch_to.active_element.send_keys(Keys.ARROW_DOWN)
+    if len(hit_places(page)) > 1:
+        assert page.switch_to.active_element.get_attribute("data-index") == "1"
+        page.switch_to.active_element.send_keys(Keys.ARROW_UP)
+    assert page.switch_to.active_element.get_attribute("data-index") == "0"
+    page.switch_to.active_element.send_keys(Keys.ENTER)
+    shown(page, "#read-view")
+    query = parse_qs(urlsplit(page.current_url).query)
+    assert query["view"] == ["read"] and query["path"] == ["docs/services/checkout.md"]
+    lit = wait(page).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#lines .line.hl"))
+    assert [e.get_attribute("id") for e in lit] == ["L3", "L4", "L5"]
+    assert "Checkout is owned by the Payments team" in lit[2].text
+    outline = shown(page, "#file-outline .toc")
+    assert [a.text.strip() for a in outline.find_elements(By.TAG_NAME, "a")] == [
+        "Checkout",
+        "Owners",
+    ]
+    page.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+    shown(page, "#search-view")
+    assert hit_places(page)[0] == "docs/services/checkout.md:3-5"
+
+
+def test_a_hit_far_down_a_long_file_is_highlighted_and_scrolled_into_view(
+    page: webdriver.Chrome, base: str
+) -> None:
+    page.get(f"{base}/?q=rollback+lever")
+    wait_for_hits(page, "docs/long.md:250-252")
+    page.find_element(By.CSS_SELECTOR, "#hits a.hit").click()
+    far = wait(page).until(lambda d: d.find_element(By.ID, "L252"))
+    assert "rollback lever" in far.text
+    assert "hl" in (far.get_attribute("class") or "")
+    wait(page).until(lambda d: in_view(d, far))
+    assert page.find_element(By.ID, "earlier").is_displayed()
+    for first in ("L10", "L1"):  # 209 lines above: two reads of at most 200
+        page.execute_script("window.scrollTo(0, 0)")  # up to the button, as a reader scrolls
+        page.find_element(By.ID, "earlier").click()
+        wait(page).until(lambda d, first=first: d.find_elements(By.ID, first))
+    assert not page.find_element(By.ID, "earlier").is_displayed()
+    assert len(page.find_elements(By.CSS_SELECTOR, "#lines .line")) == 252
+    assert page.find_element(By.ID, "L250").get_attribute("class") == "line hl"
+
+
+def test_a_docs_markup_is_shown_as_text_and_never_runs(page: webdriver.Chrome, base: str) -> None:
+    page.get(f"{base}/?q=markup+pwned")
+    wait_for_hits(page, "docs/danger.md:1-3")
+    excerpt = page.find_element(By.CSS_SELECTOR, "#hits .excerpt").text
+    assert "<script>window.pwned = 1</script>" in excerpt
+    assert '<img src="x" onerror="window.pwned = 2">' in excerpt
+    page.get(f"{base}/?view=read&path=docs/danger.md")
+    line = wait(page).until(lambda d: d.find_element(By.ID, "L3"))
+    assert "<script>window.pwned = 1</script>" in line.text
+    assert page.execute_script("return window.pwned") is None
+    assert page.execute_script("return document.scripts.length") == 1  # app.js alone
+    assert page.find_elements(By.CSS_SELECTOR, "#lines img, #lines script") == []
+
+
+def test_the_status_lists_the_skipped_symlink_and_the_commit(
+    page: webdriver.Chrome, base: str, repo: Repo
+) -> None:
+    page.get(f"{base}/")
+    shown(page, "#help")
+    page.find_element(By.ID, "nav-status").click()
+    skipped = shown(page, "#status-view table.skipped")
+    assert "docs/link.md" in skipped.text
+    assert "symbolic link, not followed" in skipped.text
+    card = page.find_element(By.CSS_SELECTOR, "#status-view .card")
+    assert repo.head() in card.text
+    assert "this server does not sync it" in card.text
+
+
+def test_the_outline_of_the_corpus_is_browsable_down_to_a_file(
+    page: webdriver.Chrome, base: str
+) -> None:
+    page.get(f"{base}/?view=outline")
+    files = wait(page).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#outline-view .path"))
+    assert [f.text for f in files] == [
+        "docs/danger.md",
+        "docs/long.md",
+        "docs/runbooks/payments.md",
+        "docs/services/checkout.md",
+    ]
+    files[2].click()
+    line = wait(page).until(lambda d: d.find_element(By.ID, "L1"))
+    assert line.text.endswith("# Payments runbook")
+    page.find_element(By.LINK_TEXT, "Timeout").click()
+    wait(page).until(lambda d: d.find_element(By.ID, "L3").get_attribute("class") == "line hl")
+    assert "lines=3-5" in page.current_url
+
+
+def test_the_page_fits_a_phone(page: webdriver.Chrome, base: str) -> None:
+    page.set_window_size(390, 844)
+    for link in ("/?q=payment+gateway+timeout", "/?view=read&path=docs/long.md&lines=250-252"):
+        page.get(base + link)
+        shown(page, "#hits a.hit, #lines .line")
+        width = page.execute_script(
+            "return [document.documentElement.scrollWidth, window.innerWidth]"
+        )
+        assert width[0] <= width[1], link
+
+
+def test_with_a_token_the_page_refuses_until_it_is_given(
+    browser: webdriver.Chrome,
+    repo: Repo,
+    store: str,
+    tmp_path: Path,
+) -> None:
+    with serve(repo, store, tmp_path / "serve.log", DOCSHELF_TOKEN=TOKEN) as (url, _):
+        base = url.removesuffix("/mcp")
+        browser.get(f"{base}/")
+        browser.execute_script("sessionStorage.clear()")
+        browser.get(f"{base}/?q=payment+gateway+timeout")
+        box = shown(browser, "#token")
+        assert not browser.find_element(By.ID, "search-view").is_displayed()
+        assert hit_places(browser) == []
+        box.send_keys("not-the-token-at-all", Keys.ENTER)
+        shown(browser, "#token-error")
+        assert hit_places(browser) == []
+        browser.find_element(By.ID, "token").send_keys(TOKEN, Keys.ENTER)
+        wait_for_hits(browser, "docs/runbooks/payments.md:3-5")
+        assert browser.execute_script("return sessionStorage.getItem('docshelf.token')") == TOKEN
+        assert browser.get_cookies() == []
+        assert TOKEN not in browser.current_url
+        browser.get(f"{base}/?view=status")  # the tab keeps it: no second prompt
+        shown(browser, "#status-view .card")
+        browser.execute_script("sessionStorage.clear()")
