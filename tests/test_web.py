@@ -10,6 +10,7 @@ import re
 import shutil
 import time
 from collections.abc import Iterator
+from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import httpx
 import pytest
 
 from docshelf.app import Service, index_source, open_service
+from docshelf.app.status import PinState, SyncState
 from docshelf.config import Config
 from docshelf.web import CONTENT_SECURITY_POLICY, STATIC_FILES
 from tests.support.indexing import MemorySource
@@ -338,3 +340,35 @@ def test_nothing_indexed_yet_is_a_404_that_says_how_to_index(location: str, tmp_
     assert answer.status_code == 404
     assert "docshelf index" in answer.json()["error"]
     assert status["workspaces"][0]["current"] is None
+
+
+def documented(endpoint: str) -> dict[str, Any]:
+    """The example answer docs/web-api.md gives for `endpoint`."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "web-api.md").read_text()
+    section = page.split(f"## `GET /api/{endpoint}`", 1)[1].split("\n## ", 1)[0]
+    found = re.search(r"```json\n(.*?)```", section, re.S)
+    assert found is not None, endpoint
+    example: dict[str, Any] = json.loads(found.group(1))
+    return example
+
+
+def test_the_api_doc_s_examples_have_the_fields_the_api_answers(
+    served: tuple[str, Service, Any],
+) -> None:
+    base, _, _ = served
+    search = get(base, "/api/search", q="payment gateway timeout").json()
+    assert search.keys() == documented("search").keys()
+    assert search["hits"][0].keys() == documented("search")["hits"][0].keys()
+    read = get(base, "/api/read", path="docs/runbooks/payments.md").json()
+    assert read.keys() == documented("read").keys()
+    outline = get(base, "/api/outline", path="docs/services/checkout.md").json()
+    example = documented("outline")
+    assert outline.keys() == example.keys()
+    assert outline["files"][0]["headings"][0].keys() == example["files"][0]["headings"][0].keys()
+    status = get(base, "/api/status").json()
+    example = documented("status")
+    assert status.keys() == example.keys()
+    assert status["workspaces"][0].keys() == example["workspaces"][0].keys()
+    # The nested records are the status's own: each documented with every field it has.
+    assert set(example["workspaces"][0]["last_sync"]) == {f.name for f in fields(SyncState)}
+    assert set(example["workspaces"][0]["pins"][0]) == {f.name for f in fields(PinState)}
