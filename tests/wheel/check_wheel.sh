@@ -3,8 +3,8 @@
 # fresh virtual environment with constraints.txt (torch from the machine's CPU wheel, everything
 # else from the package index through the pip cache), and run docshelf from that environment only:
 # --help, chunk, then index and search of a small Markdown tree with the packaged model. It fails
-# when the wheel lacks a file the package needs (py.typed, a migration, LICENSE) or a dependency
-# that pyproject.toml forgot to declare.
+# when the wheel lacks a file the package needs (py.typed, a migration, the web page's files,
+# LICENSE) or a dependency that pyproject.toml forgot to declare.
 #
 # Usage: tests/wheel/check_wheel.sh   (BUILD_PYTHON: a python with pip, default .venv/bin/python;
 #                                      PYTHON: the interpreter of the fresh venv, default python3)
@@ -66,6 +66,11 @@ done
 [[ $expected -gt 0 ]] || fail "no migrations found in the checkout"
 installed=$(find "$package/stores/migrations" -name '*.sql' | wc -l)
 [[ $installed -eq $expected ]] || fail "$installed migrations installed, $expected in the checkout"
+# The web page's files are package data, served from the installed package.
+for asset in "$root"/src/docshelf/web/static/*; do
+    relative=${asset#"$root"/src/docshelf/}
+    cmp -s "$asset" "$package/$relative" || fail "$relative is missing from the installed package"
+done
 "$venv/bin/python" - <<'EOF' || fail "the wheel's metadata"
 import re
 from importlib import metadata
