@@ -22,6 +22,7 @@ from docshelf.app import Service, index_source, open_service
 from docshelf.app.status import PinState, SyncState
 from docshelf.config import Config
 from docshelf.web import CONTENT_SECURITY_POLICY, STATIC_FILES
+from docshelf.workspace import Skipped
 from tests.support.indexing import MemorySource
 from tests.test_agent_tools import call, config_for, pin_in_store, shop, two_repos
 from tests.test_mcp_server import (
@@ -99,6 +100,27 @@ def test_with_a_model_the_hybrid_ranking_is_docs_search_s_too(location: str) -> 
                 assert data["mode"] == "hybrid"
                 assert data["hits"] == tool.structured_content["hits"], query
                 assert data["ref"] == A
+
+
+def test_a_skipped_name_that_is_not_utf8_or_holds_a_control_is_listed_escaped(
+    location: str,
+) -> None:
+    source = MemorySource(WORKSPACE)
+    odd = [
+        Skipped("docs/caf\udce9.md", "name is not UTF-8"),
+        Skipped("docs/bell\x07\x00.md", "name holds a control character"),
+    ]
+    source.add(A, docs_at("alpha"), odd)
+    with opened_service(location, source) as service:
+        assert service.indexer is not None
+        service.indexer.index(A)
+        with http_server(service) as (url, _):
+            status = get(url.removesuffix("/mcp"), "/api/status")
+    assert status.status_code == 200, status.text
+    assert status.json()["workspaces"][0]["skipped"] == [
+        {"path": "docs/caf\\udce9.md", "reason": "name is not UTF-8"},
+        {"path": "docs/bell\\x07\\x00.md", "reason": "name holds a control character"},
+    ]
 
 
 def test_read_and_outline_answer_as_docs_read_and_docs_outline_do(

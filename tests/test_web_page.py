@@ -134,12 +134,16 @@ def in_view(driver: webdriver.Chrome, element: Any) -> bool:
     )
 
 
-def test_a_shared_link_opens_with_its_search_done(page: webdriver.Chrome, base: str) -> None:
+def test_a_shared_link_opens_with_its_search_done(
+    page: webdriver.Chrome, base: str, repo: Repo
+) -> None:
     page.get(f"{base}/?q=payment+gateway+timeout")
     places = wait_for_hits(page, "docs/runbooks/payments.md:3-5")
     assert len(places) <= 5
     first = page.find_element(By.CSS_SELECTOR, "#hits a.hit")
     assert "Payments runbook \u203a Timeout" in first.text
+    assert first.find_element(By.CSS_SELECTOR, ".badge").text == "shop"  # the workspace
+    assert first.find_element(By.CSS_SELECTOR, ".commit").text == repo.head()[:12]
     marked = {m.text.lower() for m in first.find_elements(By.TAG_NAME, "mark")}
     assert {"payment", "gateway", "timeout"} <= marked
     assert page.find_element(By.ID, "q").get_attribute("value") == "payment gateway timeout"

@@ -542,8 +542,9 @@ class Indexer:
 
 
 def skipped_json(skipped: Sequence[Skipped]) -> str:
-    """The skipped files of a ref as the store keeps them: a JSON array of {path, reason}."""
-    return json.dumps([{"path": s.path, "reason": s.reason} for s in skipped], ensure_ascii=False)
+    """The skipped files of a ref as the store keeps them: a JSON array of {path, reason}, in
+    ASCII (a name that is not UTF-8 holds lone surrogates, which neither store can encode)."""
+    return json.dumps([{"path": s.path, "reason": s.reason} for s in skipped])
 
 
 def _ignore(_: Progress) -> None:

@@ -215,7 +215,7 @@ def status_data(
                 "pins": [dataclasses.asdict(p) for p in ws.pins],
                 "skipped": None
                 if ws.skipped is None
-                else [{"path": s.path, "reason": s.reason} for s in ws.skipped],
+                else [{"path": shown(s.path), "reason": s.reason} for s in ws.skipped],
                 "syncs": ws.syncs and sync_interval is not None,
                 "last_sync": None if ws.last_sync is None else dataclasses.asdict(ws.last_sync),
             }

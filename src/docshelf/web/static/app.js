@@ -45,6 +45,10 @@
     return node;
   }
 
+  // A workspace by its shown name; one stored by its path shows the path's last folder (the
+  // whole name is its title).
+  const badge = (label) => el("span", { class: "badge", title: label },
+    label.includes("/") ? label.split("/").filter(Boolean).pop() || label : label);
   const short = (ref) => (ref ? ref.slice(0, SHORT_REF) : "");
   const commit = (ref) => el("span", { class: "commit", title: ref || "" }, ref ? short(ref) : "not indexed");
 
@@ -289,7 +293,7 @@
         "data-index": i, onfocus: () => select(i, false),
       },
       el("div", { class: "hit-head" },
-        status.several ? el("span", { class: "badge" }, hit.workspace) : null,
+        badge(hit.workspace),
         el("span", { class: "where" }, `${hit.path}:${hit.start_line}-${hit.end_line}`),
         commit(hit.ref || answer.ref)),
       crumbs.length ? el("div", { class: "crumbs" }, crumbs.join(" › ")) : null,
@@ -362,7 +366,7 @@
     reading = { workspace: text.workspace, path: text.path, first: text.start_line, last: text.end_line, hl, next: text.next_start_line, total: text.total_lines, ref: text.ref };
     const head = $("file-head");
     fill(head,
-      status.several ? el("span", { class: "badge" }, text.workspace) : null,
+      badge(text.workspace),
       el("h1", {}, text.path),
       commit(text.ref),
       el("span", { class: "muted" }, `${text.total_lines} lines`),
