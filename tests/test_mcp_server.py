@@ -440,6 +440,9 @@ def test_http_options_refuse_a_remote_bind_without_a_token_a_short_token_and_odd
         check_http_options(HttpOptions(host="0.0.0.0"))
     with pytest.raises(ConfigError, match="at least 16"):
         check_http_options(HttpOptions(token="short"))
+    for odd in ("ünïcode-token-long-enough", "a token with spaces in it", "tab\tin-the-token-here"):
+        with pytest.raises(ConfigError, match="printable ASCII without spaces"):
+            check_http_options(HttpOptions(token=odd))
     with pytest.raises(ConfigError, match="is not an origin"):
         check_http_options(HttpOptions(allow_origins=("docs.example.com",)))
     assert check_http_options(HttpOptions(host="0.0.0.0", token=TOKEN)).host == "0.0.0.0"

@@ -7,6 +7,7 @@ token is asked for, the page fits a phone, and nothing is fetched from another h
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -161,9 +162,13 @@ def test_typing_searches_and_the_keyboard_moves_opens_and_comes_back(
     page.find_element(By.TAG_NAME, "body").send_keys("/")
     typed = page.switch_to.active_element
     assert typed.get_attribute("id") == "q"
-    typed.send_keys("who owns checkout")
+    typed.send_keys("who owns ")
+    wait(page).until(lambda d: "q=who+owns" in d.current_url)  # a pause: the search ran
+    time.sleep(0.5)
+    typed.send_keys("checkout")  # and the space typed before it is still there
     wait_for_hits(page, "docs/services/checkout.md:3-5")
     wait(page).until(lambda d: "q=who+owns+checkout" in d.current_url)
+    assert typed.get_attribute("value") == "who owns checkout"
     typed.send_keys(Keys.ARROW_DOWN)
     assert page.switch_to.active_element.get_attribute("data-index") == "0"
     page.switch_to.active_element.send_keys(Keys.ARROW_DOWN)
@@ -186,6 +191,25 @@ def test_typing_searches_and_the_keyboard_moves_opens_and_comes_back(
     page.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
     shown(page, "#search-view")
     assert hit_places(page)[0] == "docs/services/checkout.md:3-5"
+
+
+def test_enter_in_the_path_box_searches_at_once_and_back_restores_the_search(
+    page: webdriver.Chrome, base: str
+) -> None:
+    page.get(f"{base}/?q=payments")
+    wait(page).until(lambda d: len(hit_places(d)) > 1)  # the runbook and the service page
+    path = page.find_element(By.ID, "path")
+    path.send_keys("docs/services/", Keys.ENTER)
+    wait(page).until(lambda d: "path=docs%2Fservices%2F" in d.current_url)
+    wait(page).until(
+        lambda d: {p.split(":")[0] for p in hit_places(d)} == {"docs/services/checkout.md"}
+    )
+    page.find_element(By.CSS_SELECTOR, "#hits a.hit").click()
+    shown(page, "#read-view")
+    page.back()
+    shown(page, "#search-view")
+    assert page.find_element(By.ID, "path").get_attribute("value") == "docs/services/"
+    assert page.find_element(By.ID, "k").get_attribute("value") == "5"
 
 
 def test_a_hit_far_down_a_long_file_is_highlighted_and_scrolled_into_view(

@@ -549,6 +549,11 @@ class Service:
             _log.error("syncing %s: %s", served.label, e)
             self._last_sync[served.label] = sync_state(None, f"syncing {served.label}: {e}")
             return None
+        except Exception:  # a bug: the status still says the sync failed; the caller logs it
+            self._last_sync[served.label] = sync_state(
+                None, f"syncing {served.label} failed unexpectedly (the log has the details)"
+            )
+            raise
         result = served.indexer.refresh(ref)
         self._last_sync[served.label] = sync_state(result, served.indexer.last_failure)
         return result

@@ -19,6 +19,7 @@ import dataclasses
 import hmac
 import ipaddress
 import logging
+import re
 import select
 import signal
 import socket
@@ -61,6 +62,10 @@ SESSION_IDLE_TIMEOUT_SECONDS = 30 * 60.0
 # A shorter bearer token can be guessed; `openssl rand -hex 32` makes a good one.
 MIN_TOKEN_CHARS = 16
 
+# What a bearer token may hold: a header value is bytes that servers read as latin-1 and the
+# browser's fetch refuses outside it, so only printable ASCII matches the same on both ends.
+TOKEN_CHARS = re.compile(r"[\x21-\x7e]+")
+
 # How long open HTTP streams get to finish when the server is stopped: an answer takes
 # milliseconds, and a client's idle event stream would otherwise hold the shutdown forever.
 HTTP_SHUTDOWN_SECONDS = 5
@@ -89,6 +94,11 @@ def check_http_options(options: HttpOptions) -> HttpOptions:
         ConfigError: a token too short to be safe, an origin that is not scheme://host[:port],
             or a host other than this machine without a token or allow_remote.
     """
+    if options.token is not None and not TOKEN_CHARS.fullmatch(options.token):
+        raise ConfigError(
+            "the token must be printable ASCII without spaces (an HTTP header carries no more); "
+            "openssl rand -hex 32 makes one"
+        )
     if options.token is not None and len(options.token) < MIN_TOKEN_CHARS:
         raise ConfigError(
             f"the token is {len(options.token)} characters long; use at least "

@@ -15,6 +15,7 @@ Constraints:
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 from collections.abc import Callable, Mapping
 from importlib.resources import files
@@ -116,7 +117,10 @@ def web_routes(
         async def endpoint(request: Request) -> Response:
             try:
                 params = _params(request, name)
+                if name == "status":  # read on the event loop, which changes them
+                    params = {**params, "sessions": json.dumps(session_pins())}
                 data = await anyio.to_thread.run_sync(answer, params)
+                return JSONResponse(data, headers=NO_STORE)
             except _RefusedError as e:
                 return _error(400, str(e))
             except DocshelfError as e:
@@ -125,7 +129,6 @@ def web_routes(
             except Exception:  # a bug: the page still gets an answer it can show
                 log.exception("%s%s failed unexpectedly", API_PREFIX, name)
                 return _error(500, "the request failed unexpectedly; the server's log says why")
-            return JSONResponse(data, headers=NO_STORE)
 
         return Route(f"{API_PREFIX}{name}", endpoint, methods=["GET"], name=f"api-{name}")
 
@@ -172,8 +175,9 @@ def web_routes(
             data["overview"] = True
         return data
 
-    def status(_: dict[str, str]) -> dict[str, Any]:
-        return status_data(service.status(), service, ref, session_pins(), sync_interval)
+    def status(params: dict[str, str]) -> dict[str, Any]:
+        sessions = json.loads(params["sessions"])
+        return status_data(service.status(), service, ref, sessions, sync_interval)
 
     return [
         Route(PAGE_PATH, index, methods=["GET"], name="page"),

@@ -23,6 +23,8 @@
   let reading = null; // {workspace, path, first, last, hl: [start, end]}
   let afterToken = null;
   let lastSearch = "/"; // where Esc goes back to
+  let navigation = 0; // bumped by each route(): an answer for an older one is dropped
+  const stale = (mine) => mine !== navigation;
 
   function el(tag, props, ...children) {
     const node = document.createElement(tag);
@@ -143,6 +145,7 @@
 
   async function route() {
     clearError();
+    const mine = ++navigation;
     if (!status) {
       try {
         status = await api("status");
@@ -155,12 +158,17 @@
     }
     const params = here();
     const view = params.get("view") || "search";
+    if (view !== "search" && searching) {
+      searching.abort();
+      searching = null;
+    }
     try {
-      if (view === "read") await openFile(params);
-      else if (view === "outline") await openOutline(params);
-      else if (view === "status") await openStatus();
+      if (view === "read") await openFile(params, mine);
+      else if (view === "outline") await openOutline(params, mine);
+      else if (view === "status") await openStatus(mine);
       else openSearch(params);
     } catch (e) {
+      if (stale(mine)) return;
       afterToken = route;
       showError(e);
     }
@@ -191,6 +199,11 @@
     event.preventDefault();
     const token = $("token").value.trim();
     if (!token) return;
+    if (!/^[\x21-\x7e]+$/.test(token)) {
+      $("token-error").textContent = "A token is printable ASCII, without spaces.";
+      $("token-error").hidden = false;
+      return;
+    }
     sessionStorage.setItem(TOKEN_KEY, token);
     $("token").value = "";
     const next = afterToken || route;
@@ -203,13 +216,18 @@
   function openSearch(params) {
     show("search");
     lastSearch = location.pathname + location.search;
-    $("q").value = params.get("q") || "";
-    $("path").value = params.get("path") || "";
-    if (params.get("k")) $("k").value = params.get("k");
+    // The boxes keep what is being typed (a trailing space, say) when the URL already says it.
+    if ($("q").value.trim() !== (params.get("q") || "")) $("q").value = params.get("q") || "";
+    if ($("path").value.trim() !== (params.get("path") || "")) $("path").value = params.get("path") || "";
+    $("k").value = params.get("k") || String(status.top_k.default);
     if (status.several) $("workspace").value = params.get("workspace") || "";
     document.title = params.get("q") ? `${params.get("q")} - docshelf` : "docshelf";
     if (params.get("q")) search();
     else {
+      if (searching) searching.abort();
+      searching = null;
+      hits = [];
+      selected = -1;
       $("summary").textContent = "";
       $("hits").replaceChildren();
       $("help").hidden = false;
@@ -226,6 +244,7 @@
   }
 
   function typed() {
+    if (!status) return;
     clearTimeout(typingTimer);
     typingTimer = setTimeout(() => {
       const params = searchParams();
@@ -235,12 +254,22 @@
     }, SEARCH_DELAY_MS);
   }
 
-  for (const id of ["q", "path"]) $(id).addEventListener("input", typed);
+  for (const id of ["q", "path"]) {
+    $(id).addEventListener("input", () => {
+      selected = -1;
+      typed();
+    });
+  }
   for (const id of ["k", "workspace"]) $(id).addEventListener("change", typed);
-  $("search-form").addEventListener("submit", (event) => {
-    event.preventDefault();
+  function searchNow() {
+    if (!status) return;
     clearTimeout(typingTimer);
     go(searchParams(), (here().get("view") || "search") === "search");
+  }
+
+  $("search-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    searchNow();
   });
 
   async function search() {
@@ -340,11 +369,18 @@
         selected = -1;
         $("q").focus();
       } else select(selected - 1, true);
-    } else if (event.key === "Enter" && event.target.id === "q" && selected >= 0) {
-      event.preventDefault();
-      document.querySelectorAll("#hits a.hit")[selected].click();
     }
   });
+
+  for (const id of ["q", "path"]) {
+    $(id).addEventListener("keydown", (event) => {
+      if (event.key !== "Enter") return;
+      event.preventDefault();
+      const links = document.querySelectorAll("#hits a.hit");
+      if (id === "q" && selected >= 0 && links[selected]) links[selected].click();
+      else searchNow();
+    });
+  }
 
   // -- reading a file --------------------------------------------------------------------------
 
@@ -355,14 +391,35 @@
     return [start, Math.max(start, Number(found[2] || found[1]))];
   }
 
-  async function openFile(params) {
+  // Lines first..last of the file (last: as far as one answer goes), read on where an answer was
+  // cut by the server's bound, so that no line between them is left out.
+  async function readLines(workspace, path, first, last) {
+    const text = await api("read", { path, workspace, start: first, end: last });
+    const lines = [text.text];
+    let end = text.end_line;
+    let next = text.next_start_line;
+    while (last && next && end < last) {
+      const more = await api("read", { path, workspace, start: next, end: last });
+      lines.push(more.text);
+      end = more.end_line;
+      next = more.next_start_line;
+    }
+    return { ...text, text: lines.join("\n"), end_line: end, next_start_line: next };
+  }
+
+  async function openFile(params, mine) {
     show("read");
     const path = params.get("path") || "";
     const workspace = params.get("workspace") || "";
     const hl = lineRange(params.get("lines"));
     document.title = `${path} - docshelf`;
-    const start = hl && hl[1] > 150 ? Math.max(1, hl[0] - CONTEXT_LINES) : 1;
-    const text = await api("read", { path, workspace, start });
+    const start = hl ? Math.max(1, hl[0] - CONTEXT_LINES) : 1;
+    let text = await api("read", { path, workspace, start });
+    if (hl && text.next_start_line && hl[1] > text.end_line) {
+      // The bound cut the answer before the hit's last line: read from the hit's first line.
+      text = await readLines(workspace, path, start, hl[1]);
+    }
+    if (stale(mine)) return;
     reading = { workspace: text.workspace, path: text.path, first: text.start_line, last: text.end_line, hl, next: text.next_start_line, total: text.total_lines, ref: text.ref };
     const head = $("file-head");
     fill(head,
@@ -374,7 +431,7 @@
       text.note ? el("span", { class: "muted" }, text.note) : null);
     fill($("lines"), lineNodes(text));
     updateMore();
-    fileOutline(text.workspace, text.path).catch(showError);
+    fileOutline(text.workspace, text.path, mine);
     scrollToHighlight();
   }
 
@@ -393,25 +450,37 @@
     $("later").hidden = !reading.next;
   }
 
-  $("earlier").addEventListener("click", async () => {
+  // One read of more lines at a time: the buttons wait while one is under way.
+  async function more(button, load) {
+    if (button.disabled) return;
+    const mine = navigation;
+    button.disabled = true;
     try {
-      const start = Math.max(1, reading.first - 200);
-      const text = await api("read", { path: reading.path, workspace: reading.workspace, start, end: reading.first - 1 });
-      $("lines").prepend(...lineNodes(text));
-      reading.first = text.start_line;
-      updateMore();
-    } catch (e) { showError(e); }
-  });
+      await load(mine);
+    } catch (e) {
+      showError(e);
+    } finally {
+      button.disabled = false;
+    }
+  }
 
-  $("later").addEventListener("click", async () => {
-    try {
-      const text = await api("read", { path: reading.path, workspace: reading.workspace, start: reading.next });
-      $("lines").append(...lineNodes(text));
-      reading.last = text.end_line;
-      reading.next = text.next_start_line;
-      updateMore();
-    } catch (e) { showError(e); }
-  });
+  $("earlier").addEventListener("click", () => more($("earlier"), async (mine) => {
+    const start = Math.max(1, reading.first - 200);
+    const text = await readLines(reading.workspace, reading.path, start, reading.first - 1);
+    if (stale(mine)) return;
+    $("lines").prepend(...lineNodes(text));
+    reading.first = text.start_line;
+    updateMore();
+  }));
+
+  $("later").addEventListener("click", () => more($("later"), async (mine) => {
+    const text = await api("read", { path: reading.path, workspace: reading.workspace, start: reading.next });
+    if (stale(mine)) return;
+    $("lines").append(...lineNodes(text));
+    reading.last = text.end_line;
+    reading.next = text.next_start_line;
+    updateMore();
+  }));
 
   function scrollToHighlight() {
     if (!reading.hl) {
@@ -434,13 +503,21 @@
     }
     history.replaceState(null, "", readLink(reading.workspace, reading.path, start, end));
     if ($(`L${start}`)) scrollToHighlight();
-    else openFile(here()).catch(showError);
+    else openFile(here(), navigation).catch(showError);
   }
 
-  async function fileOutline(workspace, path) {
+  async function fileOutline(workspace, path, mine) {
     const box = $("file-outline");
     fill(box, el("h2", {}, "Outline"), el("p", { class: "muted" }, "…"));
-    const outline = await api("outline", { path, workspace });
+    let outline;
+    try {
+      // The path as a glob that matches itself only: [, * and ? escaped as [[], [*] and [?].
+      outline = await api("outline", { path: path.replace(/[[*?]/g, (c) => `[${c}]`), workspace });
+    } catch (e) {
+      if (!stale(mine)) fill(box, el("h2", {}, "Outline"), el("p", { class: "muted" }, `No outline: ${e.message}`));
+      return;
+    }
+    if (stale(mine)) return;
     const file = (outline.files || []).find((f) => f.path === path);
     const headings = file ? file.headings : [];
     fill(box, el("h2", {}, "Outline"),
@@ -465,7 +542,7 @@
 
   // -- the outline of the corpus ---------------------------------------------------------------
 
-  async function openOutline(params) {
+  async function openOutline(params, mine) {
     show("outline");
     document.title = "Outline - docshelf";
     const box = $("outline-view");
@@ -473,6 +550,7 @@
     const path = params.get("path") || "";
     fill(box, el("p", { class: "muted" }, "Reading the outline…"));
     const outline = await api("outline", { path, workspace });
+    if (stale(mine)) return;
     if (outline.overview) {
       fill(box, el("h2", {}, "Workspaces"), el("ul", { class: "files" }, outline.workspaces.map((ws) =>
         el("li", {},
@@ -510,10 +588,12 @@
     return left > 0 ? `${left} s left (until ${new Date(expires * 1000).toLocaleTimeString()})` : "expired";
   }
 
-  async function openStatus() {
+  async function openStatus(mine) {
     show("status");
     document.title = "Status - docshelf";
-    status = await api("status");
+    const fresh = await api("status");
+    if (stale(mine)) return;
+    status = fresh;
     const box = $("status-view");
     fill(box,
       el("dl", { class: "facts" },
