@@ -315,3 +315,42 @@ def test_with_a_token_the_page_refuses_until_it_is_given(
         browser.get(f"{base}/?view=status")  # the tab keeps it: no second prompt
         shown(browser, "#status-view .card")
         browser.execute_script("sessionStorage.clear()")
+
+
+def test_several_workspaces_are_searched_together_or_one_chosen_in_the_page(
+    browser: webdriver.Chrome, repo: Repo, location: str, tmp_path: Path
+) -> None:
+    billing = Repo(tmp_path / "billing")
+    billing.write("docs/invoices.md", "# Invoices\n\nA payment timeout on invoices is 60 s.\n")
+    billing.commit("billing docs")
+    for source in (repo, billing):
+        done = docshelf("index", str(source.path), "--store", location, "--embedder", "none")
+        assert done.returncode == 0, done.stderr
+    args = ["serve", str(repo.path), str(billing.path), "--store", location, "--embedder", "none"]
+    with http_serve(args, tmp_path / "serve.log") as (url, _):
+        base = url.removesuffix("/mcp")
+        browser.get(f"{base}/?q=payment+timeout")
+        wait(browser).until(lambda d: len(hit_places(d)) > 1)
+        badges = {e.text for e in browser.find_elements(By.CSS_SELECTOR, "#hits .badge")}
+        assert badges == {"shop", "billing"}
+        chooser = shown(browser, "#workspace")
+        assert [o.text for o in chooser.find_elements(By.TAG_NAME, "option")] == [
+            "all workspaces",
+            "shop",
+            "billing",
+        ]
+        chooser.find_element(By.CSS_SELECTOR, "option[value='billing']").click()
+        wait(browser).until(lambda d: "workspace=billing" in d.current_url)
+        wait(browser).until(lambda d: hit_places(d) == ["docs/invoices.md:1-3"])
+        browser.get(f"{base}/?q=payment+timeout&workspace=shop")
+        wait_for_hits(browser, "docs/runbooks/payments.md:3-5")
+        assert {e.text for e in browser.find_elements(By.CSS_SELECTOR, "#hits .badge")} == {"shop"}
+        assert browser.find_element(By.ID, "workspace").get_attribute("value") == "shop"
+        browser.find_element(By.CSS_SELECTOR, "#hits a.hit").click()
+        wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#lines .line.hl"))
+        assert "workspace=shop" in browser.current_url
+        browser.get(f"{base}/?view=outline")
+        listed = wait(browser).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, "#outline-view .path")
+        )
+        assert [e.text for e in listed] == ["shop", "billing"]
