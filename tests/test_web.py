@@ -144,6 +144,27 @@ def test_read_and_outline_answer_as_docs_read_and_docs_outline_do(
     assert [h["title"] for h in one["files"][0]["headings"]] == ["Checkout", "Owners"]
 
 
+def test_a_file_whose_name_holds_glob_characters_is_outlined_alone_as_the_page_asks(
+    location: str, tmp_path: Path
+) -> None:
+    config = config_for(location, tmp_path)
+    repo = shop(tmp_path)
+    repo.write("docs/[slug].md", "# Slug page\n\n## Routing\n\nDynamic routes.\n")
+    repo.write("docs/s.md", "# S\n\nA file the unescaped glob docs/[slug].md would match.\n")
+    repo.commit("names with glob characters")
+    index_source(config, str(repo.path))
+    with open_service(config, source=str(repo.path)) as service, http_server(service) as (url, _):
+        base = url.removesuffix("/mcp")
+        # app.js escapes [, * and ? of a file's own path as [[], [*] and [?].
+        escaped = get(base, "/api/outline", path="docs/[[]slug].md").json()
+        plain = get(base, "/api/outline", path="docs/[slug].md").json()
+        read = get(base, "/api/read", path="docs/[slug].md").json()
+    assert [f["path"] for f in escaped["files"]] == ["docs/[slug].md"]
+    assert [h["title"] for h in escaped["files"][0]["headings"]] == ["Slug page", "Routing"]
+    assert "docs/s.md" in [f["path"] for f in plain["files"]]  # why the page escapes
+    assert read["text"].startswith("# Slug page")
+
+
 def test_the_status_shows_commit_indexing_time_pins_skipped_files_and_the_last_sync(
     indexed: tuple[Service, Any, Config], location: str
 ) -> None:

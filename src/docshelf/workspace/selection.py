@@ -143,7 +143,10 @@ def compile_glob(glob: str, option: str = "--include/--exclude") -> re.Pattern[s
             body = pattern[i + 1 : close]
             if body.startswith("!"):
                 body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\").replace("/", "") + "]")
+            # A [ inside the set is a plain character (the [[] escape); escaped for re, which
+            # would read it as the start of a nested set.
+            body = body.replace("\\", "\\\\").replace("[", "\\[").replace("/", "")
+            out.append("[" + body + "]")
             i = close + 1
         elif ch == "\\" and i + 1 < n:
             out.append(re.escape(pattern[i + 1]))
