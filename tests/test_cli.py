@@ -289,6 +289,9 @@ def test_status_shows_the_model_the_current_ref_and_chunks_per_ref(tmp_path: Pat
                 "current": "b" * 40,
                 "pinned": [],
                 "refs": {"a" * 40: 2, "b" * 40: 1},
+                "indexed_at": None,  # written by the indexer, not by these raw rows
+                "pins": [],
+                "skipped": None,
             }
         ],
     }
@@ -327,7 +330,15 @@ def test_status_reads_a_postgresql_store_from_the_environment(postgres_url: str)
     report = json.loads(result.stdout)
     assert (report["model"], report["dim"]) == ("tiny-model", 4)
     assert report["workspaces"] == [
-        {"workspace": "repo", "current": "c" * 40, "pinned": [], "refs": {"c" * 40: 1}}
+        {
+            "workspace": "repo",
+            "current": "c" * 40,
+            "pinned": [],
+            "refs": {"c" * 40: 1},
+            "indexed_at": None,
+            "pins": [],
+            "skipped": None,
+        }
     ]
 
 

@@ -75,6 +75,9 @@ def test_index_prints_a_summary_and_status_shows_the_current_ref(
     assert done.stderr == ""  # no progress line when stderr is not a terminal
     status = docshelf("status", "--store", store)
     assert f"* {repo.head()}  3 chunks" in status.stdout
+    assert "  skipped 1:\n    docs/secrets.md: symbolic link, not followed\n" in status.stdout
+    (ws,) = json.loads(docshelf("status", "--store", store, "--json").stdout)["workspaces"]
+    assert ws["skipped"] == [{"path": "docs/secrets.md", "reason": "symbolic link, not followed"}]
 
 
 def test_an_unknown_revision_is_one_line_on_stderr_and_exit_status_1(
@@ -107,6 +110,12 @@ def test_prune_keeps_current_and_pinned_refs_and_status_shows_the_pins(
     assert (ws["current"], ws["pinned"], set(ws["refs"])) == (second, [first], {first, second})
     text = docshelf("status", "--store", store).stdout
     assert f"  {first}  3 chunks, pinned" in text
+    assert f"  pin on {first[:12]} by test:1, lease ends in " in text
+    assert [(p["ref"], p["holder"]) for p in ws["pins"]] == [(first, "test:1")]
+    assert ws["indexed_at"] is not None and [s["path"] for s in ws["skipped"]] == [
+        "docs/secrets.md"
+    ]
+    assert f"  indexed {ws['indexed_at']}" in text
     kept = json.loads(docshelf("prune", "--store", store, "--json").stdout)
     assert kept == [{"workspace": name, "current": second, "pinned": [first], "removed": 0}]
     with open_store(store, model_id="none", dim=0) as opened:

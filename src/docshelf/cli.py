@@ -243,8 +243,8 @@ def embed(texts: tuple[str, ...], **options: Any) -> None:
 @store_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def status(as_json: bool, **options: Any) -> None:
-    """Show what the store holds: its model and width, and per workspace the current ref and the
-    chunks of each indexed ref."""
+    """Show what the store holds: its model and width, and per workspace the current ref (when it
+    was indexed, the files its read skipped), the chunks of each indexed ref and the live pins."""
     report = store_status(make_config(**options))
     if as_json:
         _write(json.dumps(_status_json(report), ensure_ascii=False, indent=2) + "\n")
@@ -252,13 +252,24 @@ def status(as_json: bool, **options: Any) -> None:
     lines = [f"store: {report.location}", f"model: {report.model_id} ({report.dim} dimensions)"]
     if not report.workspaces:
         lines.append("no workspace indexed yet")
+    now = time.time()
     for ws in report.workspaces:
         lines.append(f"workspace {shown(ws.name)}: current {ws.current or '(none)'}")
+        if ws.current is not None:
+            lines.append(f"  indexed {ws.indexed_at or '(not recorded)'}")
         for ref, count in ws.chunks_per_ref.items():
             mark = "*" if ref == ws.current else " "
             pins = ws.pinned.count(ref)
             pinned = f", pinned{f' x{pins}' if pins > 1 else ''}" if pins else ""
             lines.append(f"  {mark} {ref}  {count} chunks{pinned}")
+        for pin in ws.pins:
+            lines.append(
+                f"  pin on {pin.ref[:SHORT_REF]} by {shown(pin.holder)}, lease ends in "
+                f"{max(0, round(pin.expires_at - now))} s"
+            )
+        if ws.skipped:
+            lines.append(f"  skipped {len(ws.skipped)}:")
+            lines.extend(f"    {shown(s.path)}: {s.reason}" for s in ws.skipped)
     _write("\n".join(lines) + "\n")
 
 
@@ -756,6 +767,11 @@ def _status_json(report: StoreStatus) -> dict[str, Any]:
                 "current": ws.current,
                 "pinned": ws.pinned,
                 "refs": ws.chunks_per_ref,
+                "indexed_at": ws.indexed_at,
+                "pins": [dataclasses.asdict(p) for p in ws.pins],
+                "skipped": None
+                if ws.skipped is None
+                else [{"path": shown(s.path), "reason": s.reason} for s in ws.skipped],
             }
             for ws in report.workspaces
         ],

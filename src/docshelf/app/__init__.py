@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from docshelf.app.names import short_names
 from docshelf.app.service import SEARCH_ATTEMPTS, Pins, Served, Service
+from docshelf.app.status import PinState, recorded
 from docshelf.chunking import (
     Chunk,
     Kind,
@@ -391,6 +392,11 @@ class WorkspaceStatus:
     current: str | None
     chunks_per_ref: dict[str, int]
     pinned: list[str]
+    # When the current ref was indexed and what its read skipped (None: not recorded), and the
+    # live pins with their holders and leases.
+    indexed_at: str | None = None
+    skipped: list[Skipped] | None = None
+    pins: list[PinState] = dataclasses.field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,20 +416,21 @@ def store_status(config: Config) -> StoreStatus:
     from docshelf.stores import open_store  # noqa: PLC0415 - see the imports above
 
     with open_store(config.store, model_id=None, dim=None, ef_search=config.ef_search) as store:
-        return StoreStatus(
-            location=store.location,
-            model_id=store.model_id,
-            dim=store.dim,
-            workspaces=[
+        workspaces = []
+        for name in store.workspaces():
+            kept = recorded(store, name)
+            workspaces.append(
                 WorkspaceStatus(
                     name,
-                    store.current(name),
+                    kept.current,
                     store.ref_counts(name),
                     sorted(store.pinned_refs(name)),
+                    kept.indexed_at,
+                    kept.skipped,
+                    kept.pins,
                 )
-                for name in store.workspaces()
-            ],
-        )
+            )
+        return StoreStatus(store.location, store.model_id, store.dim, workspaces)
 
 
 def _api_config(

@@ -15,8 +15,7 @@ from docshelf.app.status import (
     ServiceState,
     SyncState,
     WorkspaceState,
-    live_pins,
-    skipped_of,
+    recorded,
     sync_state,
 )
 from docshelf.chunking import kind_of
@@ -568,19 +567,16 @@ class Service:
         store = self.store
         states = []
         for s in self.served:
-            current = store.current(s.name)
-            indexed_at, skipped = (
-                (None, None) if current is None else store.ref_report(s.name, current)
-            )
+            kept = recorded(store, s.name)
             states.append(
                 WorkspaceState(
                     s.label,
                     s.name,
-                    current,
-                    indexed_at,
+                    kept.current,
+                    kept.indexed_at,
                     store.ref_counts(s.name),
-                    live_pins(store.pins(s.name)),
-                    skipped_of(skipped),
+                    kept.pins,
+                    kept.skipped,
                     s.source is not None and s.indexer is not None,
                     self._last_sync.get(s.label),
                 )

@@ -15,7 +15,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from docshelf.workspace import Skipped
 
@@ -69,6 +69,36 @@ class ServiceState:
     dim: int
     text_only: bool
     workspaces: list[WorkspaceState] = field(default_factory=list)
+
+
+class _Store(Protocol):
+    def current(self, workspace: str) -> str | None: ...
+
+    def ref_report(self, workspace: str, ref: str) -> tuple[str | None, str | None]: ...
+
+    def pins(self, workspace: str) -> list[tuple[str, str, float]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What the store holds of a workspace's state: its current ref, when that was indexed,
+    what its read skipped (None: not recorded) and the live pins."""
+
+    current: str | None
+    indexed_at: str | None
+    skipped: list[Skipped] | None
+    pins: list[PinState]
+
+
+def recorded(store: _Store, workspace: str) -> Recorded:
+    """The workspace's state as the store records it.
+
+    Raises:
+        StoreError: the store cannot be read.
+    """
+    current = store.current(workspace)
+    indexed_at, skipped = (None, None) if current is None else store.ref_report(workspace, current)
+    return Recorded(current, indexed_at, skipped_of(skipped), live_pins(store.pins(workspace)))
 
 
 def now_iso() -> str:
