@@ -15,7 +15,6 @@ Constraints:
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 from collections.abc import Callable, Mapping
 from importlib.resources import files
@@ -113,13 +112,12 @@ def web_routes(
             assets[name], media_type=STATIC_FILES[name], headers={"Cache-Control": "no-cache"}
         )
 
-    def api(name: str, answer: Callable[[dict[str, str]], dict[str, Any]]) -> Route:
+    def api(name: str, answer: Callable[[dict[str, str], list[str]], dict[str, Any]]) -> Route:
         async def endpoint(request: Request) -> Response:
             try:
                 params = _params(request, name)
-                if name == "status":  # read on the event loop, which changes them
-                    params = {**params, "sessions": json.dumps(session_pins())}
-                data = await anyio.to_thread.run_sync(answer, params)
+                # The sessions' pins are read here, on the event loop that changes them.
+                data = await anyio.to_thread.run_sync(answer, params, session_pins())
                 return JSONResponse(data, headers=NO_STORE)
             except _RefusedError as e:
                 return _error(400, str(e))
@@ -139,7 +137,7 @@ def web_routes(
             return None
         return label
 
-    def search(params: dict[str, str]) -> dict[str, Any]:
+    def search(params: dict[str, str], _: list[str]) -> dict[str, Any]:
         answer = service.search(
             params.get("q", ""),
             _number(params, "k", DEFAULT_TOP_K),
@@ -158,7 +156,7 @@ def web_routes(
             data["refs"] = dict(answer.refs)
         return data
 
-    def read(params: dict[str, str]) -> dict[str, Any]:
+    def read(params: dict[str, str], _: list[str]) -> dict[str, Any]:
         reading = service.read(
             params.get("path"),
             _number(params, "start", None),
@@ -168,15 +166,14 @@ def web_routes(
         )
         return reading_data(reading)
 
-    def outline(params: dict[str, str]) -> dict[str, Any]:
+    def outline(params: dict[str, str], _: list[str]) -> dict[str, Any]:
         found = service.outline(params.get("path") or None, ref=ref, workspace=workspace_of(params))
         data = outline_data(found)
         if not isinstance(found, DocsOutline):
             data["overview"] = True
         return data
 
-    def status(params: dict[str, str]) -> dict[str, Any]:
-        sessions = json.loads(params["sessions"])
+    def status(_: dict[str, str], sessions: list[str]) -> dict[str, Any]:
         return status_data(service.status(), service, ref, sessions, sync_interval)
 
     return [
