@@ -116,8 +116,17 @@ def shown(driver: webdriver.Chrome, css: str) -> Any:
     )
 
 
+def texts(driver: webdriver.Chrome, css: str) -> list[str]:
+    """The shown text of every element that matches, read in one script so that a re-render
+    cannot come between finding the elements and reading them."""
+    found = driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0])].map((e) => e.innerText);", css
+    )
+    return [str(text) for text in found]
+
+
 def hit_places(driver: webdriver.Chrome) -> list[str]:
-    return [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#hits .where")]
+    return texts(driver, "#hits .where")
 
 
 def wait_for_hits(driver: webdriver.Chrome, first: str) -> list[str]:
@@ -331,26 +340,19 @@ def test_several_workspaces_are_searched_together_or_one_chosen_in_the_page(
         base = url.removesuffix("/mcp")
         browser.get(f"{base}/?q=payment+timeout")
         wait(browser).until(lambda d: len(hit_places(d)) > 1)
-        badges = {e.text for e in browser.find_elements(By.CSS_SELECTOR, "#hits .badge")}
-        assert badges == {"shop", "billing"}
+        assert set(texts(browser, "#hits .badge")) == {"shop", "billing"}
         chooser = shown(browser, "#workspace")
-        assert [o.text for o in chooser.find_elements(By.TAG_NAME, "option")] == [
-            "all workspaces",
-            "shop",
-            "billing",
-        ]
+        options = ["all workspaces", "shop", "billing"]
+        assert texts(browser, "#workspace option") == options
         chooser.find_element(By.CSS_SELECTOR, "option[value='billing']").click()
         wait(browser).until(lambda d: "workspace=billing" in d.current_url)
         wait(browser).until(lambda d: hit_places(d) == ["docs/invoices.md:1-3"])
         browser.get(f"{base}/?q=payment+timeout&workspace=shop")
         wait_for_hits(browser, "docs/runbooks/payments.md:3-5")
-        assert {e.text for e in browser.find_elements(By.CSS_SELECTOR, "#hits .badge")} == {"shop"}
+        assert set(texts(browser, "#hits .badge")) == {"shop"}
         assert browser.find_element(By.ID, "workspace").get_attribute("value") == "shop"
         browser.find_element(By.CSS_SELECTOR, "#hits a.hit").click()
         wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#lines .line.hl"))
         assert "workspace=shop" in browser.current_url
         browser.get(f"{base}/?view=outline")
-        listed = wait(browser).until(
-            lambda d: d.find_elements(By.CSS_SELECTOR, "#outline-view .path")
-        )
-        assert [e.text for e in listed] == ["shop", "billing"]
+        wait(browser).until(lambda d: texts(d, "#outline-view .path") == ["shop", "billing"])

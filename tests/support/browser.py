@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service as DriverService
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -72,4 +73,12 @@ def chromium(width: int = 1200, height: int = 800) -> Iterator[webdriver.Chrome]
 
 
 def wait(driver: webdriver.Chrome) -> WebDriverWait[Any]:
-    return WebDriverWait(driver, WAIT_SECONDS, poll_frequency=0.05)
+    """Poll until the condition holds. The page re-renders its lists as answers arrive, so an
+    element found in one poll may be gone by the time it is read: that poll just fails and the
+    next one looks again."""
+    return WebDriverWait(
+        driver,
+        WAIT_SECONDS,
+        poll_frequency=0.05,
+        ignored_exceptions=(StaleElementReferenceException,),
+    )
