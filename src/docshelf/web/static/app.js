@@ -161,6 +161,7 @@
     if (view !== "search" && searching) {
       searching.abort();
       searching = null;
+      $("hits").removeAttribute("aria-busy");
     }
     try {
       if (view === "read") await openFile(params, mine);
@@ -230,6 +231,7 @@
       selected = -1;
       $("summary").textContent = "";
       $("hits").replaceChildren();
+      $("hits").removeAttribute("aria-busy");
       $("help").hidden = false;
     }
   }
@@ -279,6 +281,7 @@
     const mine = searching;
     $("help").hidden = true;
     $("summary").textContent = "Searching…";
+    $("hits").setAttribute("aria-busy", "true"); // until this search's answer is shown
     try {
       const answer = await api("search", params, mine.signal);
       if (mine !== searching) return;
@@ -289,6 +292,8 @@
       $("hits").replaceChildren();
       afterToken = route;
       showError(e);
+    } finally {
+      if (mine === searching) $("hits").removeAttribute("aria-busy");
     }
   }
 
