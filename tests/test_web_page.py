@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import psycopg
 import pytest
@@ -336,6 +336,8 @@ def test_several_workspaces_are_searched_together_or_one_chosen_in_the_page(
 ) -> None:
     billing = Repo(tmp_path / "billing")
     billing.write("docs/invoices.md", "# Invoices\n\nA payment timeout on invoices is 60 s.\n")
+    # A name with glob characters: the page asks for its outline with them escaped.
+    billing.write("docs/notes [draft].md", "# Draft notes\n\n## Open questions\n\nNone yet.\n")
     billing.commit("billing docs")
     for source in (repo, billing):
         done = docshelf("index", str(source.path), "--store", location, "--embedder", "none")
@@ -361,3 +363,12 @@ def test_several_workspaces_are_searched_together_or_one_chosen_in_the_page(
         assert "workspace=shop" in browser.current_url
         browser.get(f"{base}/?view=outline")
         wait(browser).until(lambda d: texts(d, "#outline-view .path") == ["shop", "billing"])
+        draft = urlencode({"view": "read", "workspace": "billing", "path": "docs/notes [draft].md"})
+        browser.get(f"{base}/?{draft}")
+        wait(browser).until(lambda d: d.find_element(By.ID, "L1").text.endswith("# Draft notes"))
+        wait(browser).until(
+            lambda d: (
+                [a.strip() for a in texts(d, "#file-outline .toc a")]
+                == ["Draft notes", "Open questions"]
+            )
+        )
