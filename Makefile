@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test lint typecheck pytest reference-parsers browser wheel-test bench screens reliability clean
+.PHONY: run test lint typecheck pytest reference-parsers browser wheel-test bench screens reliability cli-reference clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,8 +25,8 @@ run: $(STAMP)
 test: lint typecheck pytest wheel-test
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/ruff format --check src tests bench scripts
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src
@@ -76,6 +76,11 @@ bench: $(VENV)/.installed-bench reference-parsers
 	$(BIN)/python bench/query_start.py
 	$(BIN)/python bench/serve_sync.py
 	$(BIN)/python bench/file_texts.py --postgres
+
+# docs/cli.md, the command-line reference, from the commands' own --help
+# (tests/test_cli_reference.py fails while it differs): run after changing a command's help.
+cli-reference: $(STAMP)
+	$(BIN)/python scripts/cli_reference.py
 
 # The README's screenshots of the web page (docs/images/), taken in headless Chromium.
 screens: $(STAMP) browser

@@ -73,7 +73,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -160,6 +160,9 @@ class CountingEmbedder:
     @property
     def batch_text_chars(self) -> int:
         return self.inner.batch_text_chars
+
+    # The indexer's own batch size, even on a GPU (bench/gpu.py measures the device's batches).
+    batch_texts: ClassVar[int | None] = None
 
     def embed(self, texts: list[str]) -> Vector:
         self.calls += 1

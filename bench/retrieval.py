@@ -36,7 +36,7 @@ the run. The index is incremental: a re-run finds the ref indexed and embeds not
 corpus re-embeds only what changed. Files the workspace skips (over MAX_DOC_BYTES, 1 MiB, or
 unreadable) are listed; none is, in these sets.
 
-Method: every query of the set is asked through `Searcher(store, embedder, workspace).rank(query,
+Method: every query of the set is asked through `Searcher(store, embedder).rank(query, workspace,
 ref, 10, mode)` for mode hybrid (the default), vector and text: the ranking, candidate depth and
 distinct-passage step of `docshelf search`, with the constants in src/docshelf/search.py. The
 query embeddings are computed once per query (a caching wrapper around the embedder) and shared
@@ -95,7 +95,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -261,6 +261,11 @@ class StoredVectors:
     workspace: str
     embedded: int = 0
 
+    # Batches of the indexer's own batch size, each through `embed`.
+    batch_chars: ClassVar[int | None] = None
+    batch_text_chars: ClassVar[int | None] = None
+    batch_texts: ClassVar[int | None] = None
+
     @property
     def model_id(self) -> str:
         return self.inner.model_id
@@ -278,6 +283,9 @@ class StoredVectors:
             for text, vector in zip(missing, self.inner.embed(missing), strict=True):
                 found[content_hash(self.model_id, text)] = vector
         return np.stack([found[h] for h in hashes])
+
+    def embed_documents(self, texts: list[str]) -> Vector:
+        return self.embed(texts)
 
 
 Store = SQLiteStore | PostgresStore
@@ -565,7 +573,7 @@ def replay(
     rewrite: Rewrite | None = None,
     fuser: Fuser | None = None,
 ) -> list[Hit]:
-    """What Searcher.rank(query, ref, MRR_K, "hybrid") returns with `fusion`, from deeper
+    """What Searcher.rank(query, workspace, ref, MRR_K, "hybrid") returns with `fusion`, from deeper
     candidate lists (their prefixes are what the store returns at a smaller depth)."""
     depth = max(fusion.candidates, ranking.CANDIDATES_PER_HIT * MRR_K)
     if depth > SWEEP_DEPTH:
@@ -811,9 +819,9 @@ def run_set(
 ) -> SetResult:
     judge = Judge(questions, indexed.docs)
     embedder.embed([q for _, q in questions.queries])  # one batch: the cache serves every mode
-    searcher = Searcher(indexed.store, embedder, indexed.workspace)
+    searcher = Searcher(indexed.store, embedder)
     for _, text in questions.queries:  # untimed: loads the ref's matrix and the FTS pages
-        searcher.rank(text, indexed.ref, MRR_K, "hybrid")
+        searcher.rank(text, indexed.workspace, indexed.ref, MRR_K, "hybrid")
     rows: dict[str, Scores] = {}
     ms: dict[str, float] = {}
     hybrid: dict[str, list[Hit]] = {}
@@ -832,7 +840,7 @@ def run_set(
             answers: dict[str, list[Hit]] = {}
             for q, text in questions.queries:
                 begun = time.perf_counter()
-                answers[q] = searcher.rank(text, indexed.ref, MRR_K, mode)
+                answers[q] = searcher.rank(text, indexed.workspace, indexed.ref, MRR_K, mode)
                 seconds.append(time.perf_counter() - begun)
             rows[label] = judge.score(answers)
             if mode == "hybrid":
@@ -871,10 +879,10 @@ def hnsw_trials(result: SetResult, embedder: CachingEmbedder, location: str) -> 
     exact_store = ExactVectors(result.indexed.store)
 
     def answers(store: Any) -> tuple[dict[str, list[Hit]], dict[str, set[tuple[str, int]]]]:
-        searcher = Searcher(store, embedder, indexed.workspace)
+        searcher = Searcher(store, embedder)
         hits, found = {}, {}
         for q, text in questions.queries:
-            hits[q] = searcher.rank(text, indexed.ref, MRR_K, "hybrid")
+            hits[q] = searcher.rank(text, indexed.workspace, indexed.ref, MRR_K, "hybrid")
             vector = embedder.embed([text])[0]
             near = store.search(indexed.workspace, indexed.ref, vector, depth)
             found[q] = {(h.path, h.chunk) for h in near}

@@ -30,7 +30,8 @@ from docshelf.mcp_server import (
     READ_OUTPUT_SCHEMA,
     build_server,
 )
-from docshelf.reading import MAX_PATH_BYTES, READ_MAX_BYTES, READ_MAX_LINES
+from docshelf.paths import MAX_PATH_BYTES
+from docshelf.reading import READ_MAX_BYTES, READ_MAX_LINES
 from docshelf.stores import is_postgres_url, open_store
 from tests.support.gitrepo import Repo
 from tests.support.serving import INITIALIZE, http_serve

@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from docshelf.app import Service, configured_embedder, indexing_batch, open_configured_store
+from docshelf.app import configured_embedder, indexing_batch, open_configured_store
 from docshelf.config import Config
 from docshelf.embedders import LocalEmbedder, OpenAIEmbedder
 from docshelf.errors import ConfigError, StoreError
 from docshelf.indexer import Indexer
-from docshelf.search import Searcher
 from docshelf.stores import open_store
 from tests.support.indexing import DIM, MODEL, FakeEmbedder, MemorySource, section_doc
+from tests.support.service import build_service
 
 
 def test_each_embedder_name_builds_its_embedder() -> None:
@@ -102,10 +102,8 @@ def test_a_search_whose_ref_is_pruned_under_it_answers_whole_from_the_new_curren
         indexer = Indexer(store, embedder, source)
         indexer.index(old)
         # The sync promotes `new` and prunes `old` after the search has chosen `old`.
-        searcher = Searcher(
-            Interrupted(store, method, lambda: indexer.index(new)), embedder, "shop"
-        )
-        service = Service(store, embedder, searcher, None, indexer)
+        interrupted = Interrupted(store, method, lambda: indexer.index(new))
+        service = build_service(interrupted, embedder, "shop", indexer=indexer)
         try:
             answer = service.search("release of the shop", 5)
         finally:

@@ -332,3 +332,51 @@ def test_index_with_no_docs_finds_docs_in_content_or_a_docs_package(
     with sqlite3.connect(store) as raw:
         stored = {p for (p,) in raw.execute("SELECT DISTINCT path FROM chunks")}
     assert stored == set(pages)
+
+
+def test_a_directory_indexed_with_docs_named_keeps_them_when_indexed_with_none(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "handbook"
+    (root / "guides").mkdir(parents=True)
+    (root / "guides" / "setup.md").write_text("# Setup\n\nRun the installer.\n")
+    (root / "notes.md").write_text("# Notes\n\nNot part of the guides.\n")
+    store = str(tmp_path / "store.sqlite3")
+    base = ("--store", store, "--embedder", "none", "--json")
+    named = json.loads(docshelf("index", str(root), "--docs", "guides", *base).stdout)
+    assert (named["roots"], named["files"]) == (["guides"], 1)
+    plain = docshelf("index", str(root), *base)
+    assert plain.returncode == 0, plain.stderr
+    report = json.loads(plain.stdout)
+    # The same docs read again: the same ref, already indexed.
+    assert (report["roots"], report["ref"]) == (["guides"], named["ref"])
+    assert report["already_indexed"] and report["files"] is None
+    with sqlite3.connect(store) as raw:
+        stored = raw.execute("SELECT DISTINCT path FROM chunks WHERE ref = ?", (report["ref"],))
+        assert {path for (path,) in stored} == {"guides/setup.md"}
+    again = json.loads(docshelf("index", str(root), *base).stdout)
+    assert again["already_indexed"] and again["roots"] == ["guides"]
+
+
+def test_an_edit_outside_the_docs_a_directory_was_indexed_with_leaves_its_ref_as_it_was(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "handbook"
+    (root / "guides").mkdir(parents=True)
+    (root / "guides" / "setup.md").write_text("# Setup\n\nRun the installer.\n")
+    (root / "notes.md").write_text("# Notes\n\nNot part of the guides.\n")
+    store = str(tmp_path / "store.sqlite3")
+    base = ("--store", store, "--embedder", "none", "--json")
+    named = json.loads(docshelf("index", str(root), "--docs", "guides", *base).stdout)
+    (root / "notes.md").write_text("# Notes\n\nEdited, still not part of the guides.\n")
+    (root / "drafts").mkdir()
+    (root / "drafts" / "plan.md").write_text("# Plan\n\nA new page outside the guides.\n")
+    plain = docshelf("index", str(root), *base)
+    assert plain.returncode == 0, plain.stderr
+    report = json.loads(plain.stdout)
+    assert report["ref"] == named["ref"] and report["already_indexed"]
+    # An edit under guides/ is a new ref, read with the stored docs.
+    (root / "guides" / "setup.md").write_text("# Setup\n\nRun the new installer.\n")
+    edited = json.loads(docshelf("index", str(root), *base).stdout)
+    assert edited["ref"] != named["ref"] and not edited["already_indexed"]
+    assert (edited["roots"], edited["files"]) == (["guides"], 1)

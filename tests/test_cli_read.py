@@ -102,7 +102,7 @@ def test_read_prints_a_file_s_numbered_lines_whole_from_a_line_or_a_range(
     assert long[1] == "  1  # Long page" and long[200] == "200  Line 200."
     assert long[-3:] == [
         "",
-        "[cut at 200 lines; the file goes on: read on with start_line=201]",
+        "[cut at 200 lines; the file goes on: read on with docshelf read docs/long.md:201]",
         "",
     ]
 
@@ -156,7 +156,7 @@ def test_read_ref_gives_an_older_indexed_commit_s_lines(tmp_path: Path) -> None:
     [
         (
             "../../etc/passwd",
-            "path must be a path relative to the repository, as the hits show "
+            "PATH must be a path relative to the repository, as the hits show "
             "it (docs/runbooks/payments.md), without '..'; got '../../etc/passwd'",
         ),
         ("docs/../../../etc/passwd:1-3", "without '..'"),
@@ -165,10 +165,11 @@ def test_read_ref_gives_an_older_indexed_commit_s_lines(tmp_path: Path) -> None:
         ("docs/secret\x1b[2J.md", "it holds a NUL or control character"),
         ("docs/runbooks/payment.md", "'docs/runbooks/payment.md' is not an indexed doc of "),
         ("README.md", "Only the indexed docs can be read; the closest are: "),
-        (f"{PAYMENTS}:9", f"start_line must be from 1 to 5: {PAYMENTS} has 5 lines"),
-        (f"{PAYMENTS}:4-2", "end_line (2) must not be before start_line (4)"),
-        (f"{PAYMENTS}:0", "start_line must be a whole number from 1 to 1048577; got 0"),
-        (f"{PAYMENTS}:1-99999999", "end_line must be a whole number from 1 to 1048577"),
+        # The command line names the parts of PATH:START-END, not the tools' arguments.
+        (f"{PAYMENTS}:9", f"START must be from 1 to 5: {PAYMENTS} has 5 lines"),
+        (f"{PAYMENTS}:4-2", "END (2) must not be before START (4)"),
+        (f"{PAYMENTS}:0", "START must be a whole number from 1 to 1048577; got 0"),
+        (f"{PAYMENTS}:1-99999999", "END must be a whole number from 1 to 1048577"),
     ],
 )
 def test_read_refuses_a_hostile_path_or_line_with_the_rule(
@@ -279,7 +280,7 @@ def test_with_two_workspaces_outline_shows_both_and_read_finds_the_one_holding_t
     index(billing, store)
     both = ok("outline", "--store", store)
     assert both == (
-        "2 workspaces; name one as workspace to see its docs:\n\n"
+        "2 workspaces; name one as --workspace to see its docs:\n\n"
         f"billing at commit {billing.head()[:12]}: 2 files\n  docs/ (2 files)\n\n"
         f"shop at commit {repo.head()[:12]}: 4 files\n  docs/ (4 files)\n"
     )
@@ -305,7 +306,7 @@ def test_with_two_workspaces_outline_shows_both_and_read_finds_the_one_holding_t
         f"{billing.head()[:12]}\n1  # Billing\n"
     )
     err = refused("read", PAYMENTS, "--store", store)
-    assert f"'{PAYMENTS}' is in the docs of billing and shop; name one as workspace" in err
+    assert f"'{PAYMENTS}' is in the docs of billing and shop; name one as --workspace" in err
     for name in ("shop", str(repo.path.resolve())):  # the shown name or the store's
         mine = as_json("read", PAYMENTS, "--workspace", name, "--store", store)
         assert (mine["ref"], mine["total_lines"]) == (repo.head(), 5)

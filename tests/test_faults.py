@@ -29,18 +29,17 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult
 from pgserver._commands import pg_ctl
 
-from docshelf.app import Service
 from docshelf.embedders.openai_http import OpenAIEmbedder
 from docshelf.errors import IndexingError
 from docshelf.indexer import Indexer
 from docshelf.mcp_server import build_server
-from docshelf.search import Searcher
 from docshelf.stores import open_store
 from docshelf.stores.postgres import POOL_TIMEOUT_SECONDS
 from tests.embedders.openai_server import EmbeddingsServer, Reply
 from tests.support.gitrepo import Repo
 from tests.support.indexing import MODEL, FakeEmbedder, MemorySource, section_doc
 from tests.support.kill_rounds import MID_WRITE, run_rounds
+from tests.support.service import build_service
 from tests.support.serving import shop_repo
 from tests.test_cli_index import DOCSHELF, docshelf
 
@@ -323,7 +322,7 @@ def test_a_query_embedding_slower_than_the_timeout_is_an_error_result_and_the_ne
     store = open_store(sqlite_location, model_id=MODEL, dim=embedder.dim)
     indexer = Indexer(store, embedder, source)
     indexer.index("c1")
-    service = Service(store, embedder, Searcher(store, embedder, "ws"), None, indexer)
+    service = build_service(store, embedder, "ws", indexer=indexer)
 
     async def calls() -> list[CallToolResult]:
         async with Client(build_server(service)) as c:

@@ -23,7 +23,7 @@ from docshelf.errors import IndexingError, StoreError, WorkspaceError
 from docshelf.indexer import Indexer, Progress, content_hash, file_chunks
 from docshelf.stores import SQLiteStore, bm25, open_store
 from docshelf.stores.postgres import PostgresStore
-from docshelf.workspace import DocFile, Skipped, open_workspace
+from docshelf.workspace import DocFile, Selection, Skipped, open_workspace
 from tests.conftest import REPO
 from tests.support.gitrepo import Repo
 from tests.support.indexing import (
@@ -592,6 +592,121 @@ def test_a_clone_url_is_indexed_and_the_next_sync_fetches_the_new_commit(
     second = repo.commit("second")
     assert indexer.index(ws.sync()).ref == second
     assert store.current(ws.name) == second
+
+
+# Which docs are read: those named, else those stored with the workspace's current ref
+
+
+def test_a_source_with_no_docs_named_reads_those_its_current_ref_was_indexed_with(
+    store: Store, embedder: FakeEmbedder
+) -> None:
+    files = {
+        "docs/a.md": section_doc("Alpha", 2),
+        "docs/i18n/fr/a.md": section_doc("Alpha FR", 2),
+        "guides/b.md": section_doc("Beta", 1),
+    }
+    told = Selection(("docs",), exclude=("**/i18n/**",))
+    named = MemorySource("ws", told)
+    named.add("c1", files)
+    first = Indexer(store, embedder, named).index("c1")
+    assert (first.roots, first.files, first.excluded) == (("docs",), 1, 1)
+    # serve --sync-interval, or docshelf index with nothing named: the stored docs and roots.
+    plain = MemorySource("ws")
+    plain.add("c1", files)
+    plain.add("c2", {**files, "docs/c.md": section_doc("Gamma", 1)})
+    indexer = Indexer(store, embedder, plain)
+    again = indexer.index("c1")
+    assert again.already_indexed and again.roots == ("docs",)
+    assert plain.reads == []
+    later = indexer.index("c2")
+    assert plain.read_with == [told]
+    assert (later.roots, later.files, later.excluded) == (("docs",), 2, 1)
+    assert store.selection("ws", "c2") == told.key
+    settled = indexer.index("c2")
+    assert settled.already_indexed and settled.roots == ("docs",)
+    # Named again, other docs replace the stored ones: the same commit is read again.
+    other = MemorySource("ws", Selection(("guides",)))
+    other.add("c2", plain.refs["c2"])
+    replaced = Indexer(store, embedder, other).index("c2")
+    assert not replaced.already_indexed
+    assert (replaced.roots, replaced.files) == (("guides",), 1)
+    assert Indexer(store, embedder, plain).index("c2").roots == ("guides",)
+    assert plain.read_with == [told]
+
+
+def test_a_stored_selection_that_cannot_be_read_fails_the_run_and_the_previous_ref_serves(
+    store: Store, source: MemorySource, embedder: FakeEmbedder
+) -> None:
+    source.add("c1", two_files())
+    source.add("c2", two_files())
+    indexer = Indexer(store, embedder, source)
+    indexer.index("c1")
+    store.set_selection("ws", "c1", '{"roots": ["docs"]}')
+    with pytest.raises(IndexingError, match="stored docs selection cannot be read; index it"):
+        indexer.index("c2")
+    assert store.current("ws") == "c1" and not store.has_chunks("ws", "c2")
+
+
+def test_a_directory_synced_with_no_docs_named_reads_the_docs_it_was_indexed_with(
+    store: Store, tmp_path: Path
+) -> None:
+    root = tmp_path / "handbook"
+    (root / "guides").mkdir(parents=True)
+    (root / "guides" / "setup.md").write_text("# Setup\n\nRun the installer.\n")
+    (root / "notes.md").write_text("# Notes\n\nNot part of the guides.\n")
+    mirrors = tmp_path / "mirrors"
+    named = open_workspace(str(root), docs=["guides"], mirrors_dir=mirrors)
+    first = Indexer(store, FakeEmbedder(), named).index(named.sync())
+    assert (first.roots, first.files) == (("guides",), 1)
+    served = open_workspace(str(root), mirrors_dir=mirrors)
+    assert not served.chosen
+    indexer = Indexer(store, FakeEmbedder(), served)
+    (root / "guides" / "faq.md").write_text("# FAQ\n\nAsk the team.\n")
+    result = indexer.index(served.sync())
+    assert (result.roots, result.files) == (("guides",), 2)
+    hits = store.search_text(served.name, result.ref, "team OR installer OR guides", 10)
+    assert {h.path for h in hits} == {"guides/faq.md", "guides/setup.md"}
+    again = indexer.index(served.sync())
+    assert again.already_indexed and again.roots == ("guides",)
+
+
+def test_the_indexer_syncs_a_directory_with_the_docs_it_reads_so_its_ref_names_them_alone(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "handbook"
+    (root / "guides").mkdir(parents=True)
+    (root / "guides" / "setup.md").write_text("# Setup\n\nRun the installer.\n")
+    (root / "notes.md").write_text("# Notes\n\nNot part of the guides.\n")
+    mirrors = tmp_path / "mirrors"
+    named = open_workspace(str(root), docs=["guides"], mirrors_dir=mirrors)
+    told = Indexer(store, FakeEmbedder(), named)
+    first = told.index(told.sync())
+    told.close()
+    # serve --sync-interval, or docshelf index with nothing named: the stored docs' ref.
+    served = open_workspace(str(root), mirrors_dir=mirrors)
+    indexer = Indexer(store, FakeEmbedder(), served)
+    assert indexer.sync() == first.ref
+    assert indexer.index(first.ref).already_indexed
+    (root / "notes.md").write_text("# Notes\n\nEdited, still not part of the guides.\n")
+    (root / "drafts").mkdir()
+    (root / "drafts" / "plan.md").write_text("# Plan\n\nOutside the guides.\n")
+    assert indexer.sync() == first.ref
+    # An edit under the docs is a new ref, read from the sync's walk (no second one).
+    (root / "guides" / "faq.md").write_text("# FAQ\n\nAsk the team.\n")
+    walks: list[Selection] = []
+    walk = served._walk
+
+    def counted(selection: Selection, **kwargs: Any) -> Any:
+        walks.append(selection)
+        return walk(selection, **kwargs)
+
+    monkeypatch.setattr(served, "_walk", counted)
+    ref = indexer.sync()
+    result = indexer.index(ref)
+    assert ref != first.ref and not result.already_indexed
+    assert (result.roots, result.files) == (("guides",), 2)
+    assert walks == [Selection(("guides",))]
+    indexer.close()
 
 
 def test_a_corpus_larger_than_a_window_is_looked_up_and_embedded_a_window_at_a_time(

@@ -15,13 +15,15 @@ SRC = REPO / "src" / "docshelf"
 # Higher imports lower, never the other way. The faces (the package's public API, the command
 # line, the MCP server) are on top; stores and embedders sit low but only app may build them.
 RANK = {
-    "docshelf": 8,
-    "cli": 7,
-    "mcp_server": 7,
-    "web": 7,
+    "docshelf": 9,
+    "cli": 8,
+    "mcp_server": 8,
+    "web": 8,
+    "present": 7,
     "app": 6,
     "search": 5,
     "reading": 4,
+    "paths": 3,
     "indexer": 3,
     "pins": 2,
     "workspace": 2,
@@ -32,12 +34,18 @@ RANK = {
     "progress": 1,
     "config": 0,
     "errors": 0,
+    "shown": 0,
     "_platform": 0,
 }
 
 # Parts a face never imports: it calls app.Service, which alone holds a store or an indexer.
 BEHIND_APP = {"stores", "embedders", "indexer", "pins", "rows"}
 FACES = {"docshelf", "cli", "mcp_server", "web"}
+
+# What the three faces may import besides their own modules: the composition root, what the user
+# sees, the public API's version, and the settings, errors and progress events they report.
+FACE_IMPORTS = {"app", "present", "docshelf", "config", "errors", "progress"}
+THREE_FACES = {"cli", "mcp_server", "web"}
 
 # Reached through the Protocols that indexer and search declare; only app imports them.
 ONLY_APP = {"stores", "embedders"}
@@ -146,3 +154,29 @@ def test_no_module_is_over_600_lines_unless_developers_md_says_why() -> None:
     ]
     unexplained = [name for name in long if f"`{name}` is over {MAX_LINES} lines" not in developers]
     assert unexplained == []
+
+
+def test_the_faces_import_only_app_present_the_public_api_config_errors_and_progress() -> None:
+    wrong = []
+    for module, path in modules():
+        here = part(module)
+        if here not in THREE_FACES:
+            continue
+        for imported, _ in imports(path):
+            there = part(imported)
+            if there == here or there in FACE_IMPORTS:
+                continue
+            if (here, there) in {("cli", "mcp_server"), ("mcp_server", "web")}:
+                continue  # `docshelf serve` starts the MCP face, which serves the web page
+            wrong.append(f"{module} imports {imported}")
+    assert wrong == []
+
+
+def test_the_service_reaches_stores_through_the_protocol_only() -> None:
+    service = SRC / "app" / "service.py"
+    names = {name for _, taken in imports(service) for name in taken}
+    modules_ = {imported for imported, _ in imports(service)}
+    assert not {"SQLiteStore", "PostgresStore"} & names
+    assert {m for m in modules_ if part(m) == "stores"} <= {"docshelf.stores.contract"}
+    source = service.read_text(encoding="utf-8")
+    assert "SQLiteStore" not in source and "PostgresStore" not in source

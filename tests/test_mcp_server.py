@@ -49,10 +49,11 @@ from docshelf.mcp_server import (
     normal_origin,
     serve,
 )
-from docshelf.search import Searcher, render
+from docshelf.present import render_answer
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.stores.postgres import PostgresStore
 from tests.support.indexing import DIM, MODEL, FakeEmbedder, MemorySource
+from tests.support.service import build_service
 from tests.support.serving import INITIALIZE
 
 Store = SQLiteStore | PostgresStore
@@ -104,10 +105,13 @@ def opened_service(
     model, dim = (MODEL, DIM) if embedder is not None else ("none", 0)
     store = open_store(location, model_id=model, dim=dim)
     indexer = Indexer(store, embedder, source)
-    searcher = Searcher(
-        searcher_store or store, embedder, WORKSPACE, index_hint=f"docshelf index {WORKSPACE}"
+    service = build_service(
+        searcher_store or store,
+        embedder,
+        WORKSPACE,
+        index_hint=f"docshelf index {WORKSPACE}",
+        indexer=indexer,
     )
-    service = Service(store, embedder, searcher, None, indexer)
     try:
         yield service
     finally:
@@ -182,7 +186,9 @@ def test_tools_list_shows_the_three_tools_with_their_schemas_and_what_they_cover
     description = tool.description or ""
     assert f"Search the documentation of the repository {WORKSPACE}" in description
     assert f"at commit {A[:12]}, the latest indexed" in description
-    assert "who owns them, runbooks" in description
+    # What is served, read from the store; nothing assumed of what the docs hold.
+    assert f"at commit {A[:12]}, the latest indexed: 3 docs (Markdown) in docs/ (3)" in description
+    assert "who owns" not in description and "runbooks" not in description
     assert "Call it whenever you need what the repository's docs say" in description
     assert "matches by meaning and by words" in description
 
@@ -195,8 +201,8 @@ def test_a_search_answers_with_the_rendered_text_and_the_hits_as_structured_cont
     service.indexer.index(A)
     result = run(call, build_server(service), {"query": "gateway timeout", "top_k": 2}, mode=mode)
     assert not result.is_error
-    expected = service.searcher.search("gateway timeout", 2)
-    assert text_of(result) == render(expected)
+    expected = service.search("gateway timeout", 2)
+    assert text_of(result) == render_answer(expected)
     assert text_of(result).startswith(
         f"2 excerpts for 'gateway timeout' from the documentation at commit {A[:12]}"
     )
@@ -403,10 +409,8 @@ def test_a_store_failure_is_an_error_result_saying_what_to_do(
     with opened_service(location, source) as healthy:
         assert healthy.indexer is not None
         healthy.indexer.index(A)
-    with opened_service(location, source) as service:
-        service.searcher = Searcher(
-            BrokenStore(service.store), service.embedder, WORKSPACE, index_hint="docshelf index"
-        )
+    with opened_service(location, source) as opened:
+        service = build_service(BrokenStore(opened.store), opened.embedder, WORKSPACE)
         result = run(call, build_server(service), {"query": "owners"})
     assert result.is_error
     assert text_of(result).startswith(

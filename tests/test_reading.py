@@ -16,22 +16,38 @@ from docshelf.chunking import Kind, chunk_file, effective_kind, kind_of
 from docshelf.chunking.text import text_lines
 from docshelf.chunking.toc import TocEntry, file_toc
 from docshelf.errors import ConfigError
+from docshelf.paths import check_path, check_path_filter
+from docshelf.present import MCP
+from docshelf.present import render_outline as render_any_outline
+from docshelf.present import render_reading as render_any_reading
 from docshelf.reading import (
     MAX_LINE_NUMBER,
     DocsOutline,
     OutlineFile,
     Reading,
     check_line,
-    check_path,
-    check_path_filter,
     narrower_paths,
-    no_such_path,
     outline_files,
     read_lines,
-    render_outline,
-    render_reading,
 )
+from docshelf.reading import no_such_path as refusal_of
 from docshelf.rows import StoredFile
+
+
+def no_such_path(path: str, files: list[StoredFile], where: str, *, prefix: bool) -> str:
+    """The refusal as str() of its error says it."""
+    return str(ConfigError(refusal_of(path, files, where, prefix=prefix)))
+
+
+def render_reading(reading: Reading, label: str | None = None) -> str:
+    """A reading as the tools render it."""
+    return render_any_reading(reading, MCP, label)
+
+
+def render_outline(outline: DocsOutline, label: str | None = None) -> str:
+    """An outline as the tools render it."""
+    return render_any_outline(outline, MCP, label)
+
 
 # What the tool descriptions and `docshelf read --help` promise: one answer holds at most this.
 PROMISED_LINES = 200

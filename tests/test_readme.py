@@ -1,4 +1,5 @@
-"""The README is the user's manual: every command and option of the CLI appears in it, and its
+"""The README and docs/ are the user's manual: every command and option of the CLI is in the
+reference generated from --help (docs/cli.md), every command has an example, and the README's
 Python examples run as written."""
 
 from __future__ import annotations
@@ -15,19 +16,47 @@ from docshelf.cli import cli
 from tests.conftest import REPO
 
 
-def test_every_command_and_option_is_in_the_readme() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "make run" in readme and "make test" in readme
+def test_every_command_and_option_is_in_the_cli_reference() -> None:
+    # docs/cli.md is generated from --help (tests/test_cli_reference.py keeps it current); this
+    # checks it is whole: a heading per command, each option and each choice.
+    reference = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
     commands = {"docshelf": cli, **{f"docshelf {n}": c for n, c in cli.commands.items()}}
     for name, command in commands.items():
-        assert f"`{name}" in readme, name
+        assert f"## `{name}`" in reference, name
         for param in command.params:
             if isinstance(param, click.Option):
                 for opt in param.opts:
-                    assert opt in readme, f"{name} {opt}"
+                    assert opt in reference, f"{name} {opt}"
                 if isinstance(param.type, click.Choice):
-                    for choice in param.type.choices:
-                        assert f"{param.opts[0]} {choice}" in readme, f"{name} {choice}"
+                    choices = "|".join(str(choice) for choice in param.type.choices)
+                    assert f"[{choices}]" in reference, f"{name} {param.opts[0]}"
+
+
+def guides() -> dict[str, str]:
+    """The README and the pages of docs/ written by hand (not the generated reference)."""
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    return {
+        str(page.relative_to(REPO)): page.read_text(encoding="utf-8")
+        for page in pages
+        if page.name != "cli.md"
+    }
+
+
+def test_the_readme_names_the_two_commands_and_links_the_reference() -> None:
+    readme = guides()["README.md"]
+    assert "make run" in readme and "make test" in readme
+    assert "](docs/cli.md)" in readme
+
+
+def test_every_command_has_an_example_in_the_readme_or_docs() -> None:
+    blocks = [
+        block
+        for text in guides().values()
+        for block in re.findall(r"^```(?:bash|text)\n(.*?)^```$", text, re.DOTALL | re.MULTILINE)
+    ]
+    for name in cli.commands:
+        example = re.compile(rf"^(?:\$ )?docshelf {name}\b", re.MULTILINE)
+        assert any(example.search(block) for block in blocks), f"no example of docshelf {name}"
 
 
 def python_blocks() -> list[str]:

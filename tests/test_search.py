@@ -8,23 +8,24 @@ from typing import Any
 
 import pytest
 
+from docshelf.app import Service
 from docshelf.errors import ConfigError, EmbeddingError, NotIndexedError
 from docshelf.indexer import Indexer
+from docshelf.present import render_answer
 from docshelf.rows import StoredHit, Vector
 from docshelf.search import (
     MAX_TOP_K,
     Answer,
     Fusion,
     Hit,
-    Searcher,
     check_top_k,
     distinct,
     fuse,
-    render,
 )
 from docshelf.stores import SQLiteStore
 from docshelf.stores.postgres import PostgresStore
 from tests.support.indexing import FakeEmbedder, MemorySource
+from tests.support.service import build_service
 
 Store = SQLiteStore | PostgresStore
 
@@ -45,19 +46,19 @@ def indexed(store: Store) -> tuple[Indexer, MemorySource]:
 
 
 @pytest.fixture
-def searcher(store: Store, indexed: tuple[Indexer, MemorySource]) -> Searcher:
-    return Searcher(store, FakeEmbedder(), "ws", index_hint="docshelf index ~/src/shop")
+def searcher(store: Store, indexed: tuple[Indexer, MemorySource]) -> Service:
+    return build_service(store, FakeEmbedder(), "ws", index_hint="docshelf index ~/src/shop")
 
 
 @pytest.mark.parametrize("query", ["", "   ", None, 42, ["who"]])
-def test_a_missing_or_blank_query_is_refused(searcher: Searcher, query: object) -> None:
+def test_a_missing_or_blank_query_is_refused(searcher: Service, query: object) -> None:
     with pytest.raises(ConfigError, match="query must be a non-empty string"):
         searcher.search(query)
 
 
 @pytest.mark.parametrize("top_k", [0, 21, -1, 2.5, "5", True, False, None, 10**30, float("nan")])
 def test_a_top_k_that_is_not_a_whole_number_from_1_to_20_is_refused_not_clamped(
-    searcher: Searcher, top_k: object
+    searcher: Service, top_k: object
 ) -> None:
     with pytest.raises(ConfigError, match="top_k must be a whole number from 1 to 20"):
         searcher.search("checkout", top_k)
@@ -69,14 +70,14 @@ def test_a_whole_float_top_k_counts_as_that_number() -> None:
 
 
 def test_an_empty_workspace_says_it_is_not_indexed_and_how_to_index_it(store: Store) -> None:
-    empty = Searcher(store, FakeEmbedder(), "ws", index_hint="docshelf index ~/src/shop")
+    empty = build_service(store, FakeEmbedder(), "ws", index_hint="docshelf index ~/src/shop")
     with pytest.raises(
         NotIndexedError, match=r"not indexed yet; index it with docshelf index ~/src/shop"
     ):
         empty.search("checkout")
 
 
-def test_the_answer_comes_from_the_current_ref(searcher: Searcher) -> None:
+def test_the_answer_comes_from_the_current_ref(searcher: Service) -> None:
     answer = searcher.search("who owns checkout", 2)
     assert (answer.ref, answer.note, answer.mode) == ("a" * 40, None, "hybrid")
     assert answer.hits[0].path == "docs/services/checkout.md"
@@ -84,7 +85,7 @@ def test_the_answer_comes_from_the_current_ref(searcher: Searcher) -> None:
 
 
 def test_a_pinned_ref_is_answered_from_even_after_current_moves(
-    store: Store, indexed: tuple[Indexer, MemorySource], searcher: Searcher
+    store: Store, indexed: tuple[Indexer, MemorySource], searcher: Service
 ) -> None:
     indexer, source = indexed
     release = indexer.pin("a" * 40)
@@ -100,16 +101,16 @@ def test_a_pinned_ref_is_answered_from_even_after_current_moves(
 
 
 def test_a_pinned_ref_without_docs_falls_back_to_current_with_a_note_naming_both(
-    searcher: Searcher,
+    searcher: Service,
 ) -> None:
     answer = searcher.search("checkout", 3, ref="c" * 40)
     assert answer.ref == "a" * 40
     assert answer.note is not None
     assert "c" * 12 in answer.note and "a" * 12 in answer.note
-    assert render(answer).startswith(answer.note + "\n\n")
+    assert render_answer(answer).startswith(answer.note + "\n\n")
 
 
-def test_text_mode_finds_exact_identifiers(searcher: Searcher) -> None:
+def test_text_mode_finds_exact_identifiers(searcher: Service) -> None:
     answer = searcher.search("PAYMENT_TIMEOUT_MS", 1, mode="text")
     assert [h.path for h in answer.hits] == ["docs/runbooks/timeout.md"]
 
@@ -117,13 +118,13 @@ def test_text_mode_finds_exact_identifiers(searcher: Searcher) -> None:
 def test_without_an_embedder_search_is_text_only(
     store: Store, indexed: tuple[Indexer, MemorySource]
 ) -> None:
-    text_only = Searcher(store, None, "ws")
+    text_only = build_service(store, None, "ws")
     assert text_only.search("glossary SKU", 1).mode == "text"
     with pytest.raises(ConfigError, match="needs an embedder"):
         text_only.search("glossary", 1, mode="hybrid")
 
 
-def test_an_unknown_mode_is_refused(searcher: Searcher) -> None:
+def test_an_unknown_mode_is_refused(searcher: Service) -> None:
     with pytest.raises(ConfigError, match="choose hybrid, vector or text"):
         searcher.search("checkout", 1, mode="fuzzy")
 
@@ -165,14 +166,14 @@ def test_the_rendered_answer_has_a_header_and_each_excerpt_with_path_lines_and_h
         None,
         [Hit("docs/a.md", "Checkout > Owners", 3, 5, 0.5, "## Owners\n\nPayments.\n")],
     )
-    assert render(answer) == (
+    assert render_answer(answer) == (
         "1 excerpt for 'who owns checkout?' from the documentation at commit ffffffffffff\n"
         "\n"
         "[1] docs/a.md:3-5 (Checkout > Owners)\n"
         "## Owners\n\nPayments.\n"
     )
     empty = Answer("ws", "f" * 40, "zzz", "text", None, [])
-    assert "nothing matched; try other words" in render(empty)
+    assert "nothing matched; try other words" in render_answer(empty)
 
 
 class FailingEmbedder(FakeEmbedder):
@@ -194,11 +195,11 @@ def test_a_hybrid_search_runs_its_text_side_on_another_thread_and_waits_for_it_o
         return hits
 
     monkeypatch.setattr(store, "search_text", watched)
-    answer = Searcher(store, FakeEmbedder(), "ws").search("PAYMENT_TIMEOUT_MS", 1)
+    answer = build_service(store, FakeEmbedder(), "ws").search("PAYMENT_TIMEOUT_MS", 1)
     assert [h.path for h in answer.hits] == ["docs/runbooks/timeout.md"]
     assert threads[0].startswith("docshelf-text")
     # The embedding fails while the text search runs: the call raises the embedder's error,
     # and only after the text search ended (none outlives the call).
     with pytest.raises(EmbeddingError, match="the model failed"):
-        Searcher(store, FailingEmbedder(), "ws").search("PAYMENT_TIMEOUT_MS", 1)
+        build_service(store, FailingEmbedder(), "ws").search("PAYMENT_TIMEOUT_MS", 1)
     assert len(threads) == 2

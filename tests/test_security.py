@@ -21,11 +21,11 @@ from mcp.types import CallToolResult
 
 from docshelf.errors import StoreError
 from docshelf.rows import ChunkRow
-from docshelf.search import Searcher
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.stores.postgres import PostgresStore
 from tests.support.gitrepo import Repo
 from tests.support.indexing import DIM, MODEL, FakeEmbedder, MemorySource, fake_vector
+from tests.support.service import build_service
 from tests.support.serving import ask, http_serve, indexed_shop, serve_args
 from tests.test_cli_index import docshelf
 from tests.test_mcp_server import WORKSPACE, A, docs_at, http_server, opened_service
@@ -86,7 +86,7 @@ def test_hostile_workspaces_refs_and_queries_are_only_data(location: str) -> Non
         )
         store.set_current("ws", "r1")
         before = tables(store)
-        searcher = Searcher(store, FakeEmbedder(), "ws")
+        searcher = build_service(store, FakeEmbedder(), "ws")
         for hostile in HOSTILE:
             store.replace_doc_chunks(hostile, hostile, [row(hostile)])
             store.set_current(hostile, hostile)

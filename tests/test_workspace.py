@@ -19,9 +19,12 @@ from docshelf.workspace import (
     DocFile,
     Docs,
     GitWorkspace,
+    Selection,
     Skipped,
     open_workspace,
     redact_url,
+    skipped_from_record,
+    skipped_record,
 )
 from tests.support.gitrepo import Repo
 
@@ -743,6 +746,63 @@ def test_plain_directory_roots_work_like_git_roots(plain: Path, mirrors: Path) -
     ws = open_plain(plain, mirrors, docs=["guides", "./guides/", "index.md", "missing"])
     assert ws.docs_roots == ("guides", "index.md", "missing")
     assert paths(ws.read_docs(ws.sync())) == ["guides/setup.md", "index.md"]
+
+
+def test_plain_directory_reads_another_selection_from_the_bytes_its_sync_read(
+    plain: Path, mirrors: Path
+) -> None:
+    (plain / "guides" / "draft.md").write_text("# Draft\n")
+    (plain / "guides" / "link.md").symlink_to(PASSWD)
+    ws = open_plain(plain, mirrors)  # none named: the sync reads the whole directory
+    ref = ws.sync()
+    stored = Selection(("guides",), exclude=("draft*",))
+    assert ws.roots_at(ref, stored) == ("guides",) and ws.roots_at(ref) == (".",)
+    docs = ws.read_docs(ref, stored)
+    assert (paths(docs), docs.roots, docs.excluded) == (["guides/setup.md"], ("guides",), 1)
+    assert skips(docs) == {"guides/link.md": "symbolic link, not followed"}
+    assert paths(ws.read_docs(ref)) == ["guides/draft.md", "guides/setup.md", "index.md"]
+    # What is read must be what the ref names: a file changed or added since fails the read.
+    (plain / "guides" / "setup.md").write_text("# Setup, edited\n")
+    with pytest.raises(WorkspaceError, match=r"guides/setup\.md changed after the sync"):
+        ws.read_docs(ref, stored)
+    ref = ws.sync()
+    (plain / "guides" / "new.md").write_text("# New\n")
+    with pytest.raises(WorkspaceError, match=r"guides/new\.md changed .*the sync did not read"):
+        ws.read_docs(ref, stored)
+    ref = ws.sync()
+    assert paths(ws.read_docs(ref, stored)) == ["guides/new.md", "guides/setup.md"]
+    with pytest.raises(WorkspaceError, match=r"no documentation files .* under missing; name"):
+        ws.read_docs(ref, Selection(("missing",)))
+
+
+def test_a_git_workspace_reads_the_selection_it_is_given_at_a_commit(
+    tmp_path: Path, mirrors: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    ws = open_git(repo, mirrors)
+    head = repo.head()
+    assert ws.roots_at(head) == ("docs",)
+    given = Selection(("docs/runbooks",))
+    assert ws.roots_at(head, given) == ("docs/runbooks",)
+    docs = ws.read_docs(head, given)
+    assert (paths(docs), docs.roots) == (["docs/runbooks/pay.md"], ("docs/runbooks",))
+    assert ws.selection == Selection()  # the workspace keeps its own
+
+
+def test_the_skipped_record_is_ascii_json_and_reads_back_a_name_that_is_not_utf8() -> None:
+    skipped = [
+        Skipped("docs/caf\udce9.md", "file name is not UTF-8"),
+        Skipped("docs/é.md", "binary, not text (a NUL byte at offset 3)"),
+    ]
+    record = skipped_record(skipped)
+    assert record == (
+        '[{"path": "docs/caf\\udce9.md", "reason": "file name is not UTF-8"}, '
+        '{"path": "docs/\\u00e9.md", "reason": "binary, not text (a NUL byte at offset 3)"}]'
+    )
+    assert record.isascii()
+    assert skipped_from_record(record) == skipped
+    assert skipped_from_record(skipped_record([])) == []
+    assert skipped_from_record(None) is None
 
 
 def _stack() -> list[Any]:

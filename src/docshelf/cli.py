@@ -1,4 +1,4 @@
-"""The command line: a thin adapter over app.py.
+"""The command line: a thin adapter over the package app/.
 
 Start-up stays fast: nothing heavy is imported here, and the embedding model loads on the first
 embedding, never for `--help` or `chunk` (a test checks that torch and numpy stay out).
@@ -7,7 +7,6 @@ embedding, never for `--help` or `chunk` (a test checks that torch and numpy sta
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import faulthandler
 import json
 import logging
@@ -18,15 +17,18 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from docshelf import __version__
 from docshelf.app import (
+    DEFAULT_TOP_K,
+    MAX_TOP_K,
+    MIN_TOP_K,
+    MODES,
     ChunkedFile,
     ChunkerChoice,
-    StoreStatus,
     chunk_paths,
     configured_embedder,
     index_source,
@@ -47,28 +49,29 @@ from docshelf.config import (
     default_store_location,
 )
 from docshelf.errors import DocshelfError
-from docshelf.progress import ProgressBar, ProgressEvents
-from docshelf.reading import (
+from docshelf.present import (
+    CLI,
+    answer_data,
+    index_data,
     outline_data,
+    plural,
     reading_data,
+    render_answer,
+    render_index,
     render_outline,
-    render_overview,
     render_reading,
+    render_status,
+    short_ref,
+    shown,
+    status_data,
 )
-from docshelf.search import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K, MODES, render
-from docshelf.workspace import shown
-
-if TYPE_CHECKING:
-    from docshelf.app import IndexResult
+from docshelf.progress import ProgressBar, ProgressEvents
 
 # Widest heading shown in the `chunk` table before it is cut with an ellipsis.
 TABLE_HEADING_WIDTH = 48
 
 # `docshelf index --progress`: auto is the bar on a terminal (unless --json), else nothing.
 PROGRESS_MODES = ("auto", "bar", "json", "none")
-
-# How many characters of a commit id are shown in human-readable output.
-SHORT_REF = 12
 
 # Where an OpenAI-compatible endpoint's key is read from, first match wins. Never a flag: a key
 # on the command line ends up in shell history and process listings.
@@ -186,7 +189,8 @@ def make_config(**options: Any) -> Config:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="docshelf")
 def cli() -> None:
-    """docshelf: make a repository's Markdown documentation answerable by meaning."""
+    """docshelf: make a repository's documentation (Markdown, MDX, reStructuredText, AsciiDoc
+    and text) answerable by meaning."""
 
 
 @cli.command()
@@ -233,8 +237,8 @@ def embed(texts: tuple[str, ...], **options: Any) -> None:
     seconds = time.perf_counter() - started
     _write("".join(json.dumps([round(float(x), 6) for x in row]) + "\n" for row in vectors))
     click.echo(
-        f"{embedder.model_id}: {embedder.dim} dimensions, {len(texts)} "
-        f"text{'s' if len(texts) != 1 else ''} in {seconds:.2f} s",
+        f"{embedder.model_id}: {embedder.dim} dimensions, {plural(len(texts), 'text')} in "
+        f"{seconds:.2f} s",
         err=True,
     )
 
@@ -245,32 +249,11 @@ def embed(texts: tuple[str, ...], **options: Any) -> None:
 def status(as_json: bool, **options: Any) -> None:
     """Show what the store holds: its model and width, and per workspace the current ref (when it
     was indexed, the files its read skipped), the chunks of each indexed ref and the live pins."""
-    report = store_status(make_config(**options))
+    state = store_status(make_config(**options))
     if as_json:
-        _write(json.dumps(_status_json(report), ensure_ascii=False, indent=2) + "\n")
-        return
-    lines = [f"store: {report.location}", f"model: {report.model_id} ({report.dim} dimensions)"]
-    if not report.workspaces:
-        lines.append("no workspace indexed yet")
-    now = time.time()
-    for ws in report.workspaces:
-        lines.append(f"workspace {shown(ws.name)}: current {ws.current or '(none)'}")
-        if ws.current is not None:
-            lines.append(f"  indexed {ws.indexed_at or '(not recorded)'}")
-        for ref, count in ws.chunks_per_ref.items():
-            mark = "*" if ref == ws.current else " "
-            pins = ws.pinned.count(ref)
-            pinned = f", pinned{f' x{pins}' if pins > 1 else ''}" if pins else ""
-            lines.append(f"  {mark} {ref}  {count} chunks{pinned}")
-        for pin in ws.pins:
-            lines.append(
-                f"  pin on {pin.ref[:SHORT_REF]} by {shown(pin.holder)}, lease ends in "
-                f"{max(0, round(pin.expires_at - now))} s"
-            )
-        if ws.skipped:
-            lines.append(f"  skipped {len(ws.skipped)}:")
-            lines.extend(f"    {shown(s.path)}: {s.reason}" for s in ws.skipped)
-    _write("\n".join(lines) + "\n")
+        _write(json.dumps(status_data(state), ensure_ascii=False, indent=2) + "\n")
+    else:
+        _write(render_status(state))
 
 
 def docs_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -374,9 +357,9 @@ def index(
         if isinstance(bar, ProgressBar):
             bar.finish()
     if as_json:
-        _write(json.dumps(_index_json(result), ensure_ascii=False, indent=2) + "\n")
+        _write(json.dumps(index_data(result), ensure_ascii=False, indent=2) + "\n")
     else:
-        _write(_index_text(result))
+        _write(render_index(result))
 
 
 @cli.command()
@@ -405,11 +388,10 @@ def prune(workspace: str | None, as_json: bool, **options: Any) -> None:
             lines.append(f"workspace {shown(r.workspace)}: no current ref, left as it is")
             continue
         kept = ", ".join(
-            [r.current[:SHORT_REF], *(p[:SHORT_REF] for p in r.pinned if p != r.current)]
+            [short_ref(r.current), *(short_ref(p) for p in r.pinned if p != r.current)]
         )
         lines.append(
-            f"workspace {shown(r.workspace)}: removed {r.removed} "
-            f"ref{'s' if r.removed != 1 else ''}, kept {kept}"
+            f"workspace {shown(r.workspace)}: removed {plural(r.removed, 'ref')}, kept {kept}"
         )
     _write("\n".join(lines or ["the store holds no workspace"]) + "\n")
 
@@ -469,19 +451,9 @@ def search(
         make_config(**options), query, top_k=k, ref=rev, mode=mode, workspace=workspace, path=path
     )
     if as_json:
-        report: dict[str, Any] = {
-            "workspace": answer.workspace,
-            "ref": answer.ref,
-            "query": answer.query,
-            "mode": answer.mode,
-            "note": answer.note,
-            "hits": [dataclasses.asdict(h) for h in answer.hits],
-        }
-        if answer.refs:
-            report["refs"] = answer.refs
-        _write(json.dumps(report, ensure_ascii=False, indent=2) + "\n")
+        _write(json.dumps(answer_data(answer), ensure_ascii=False, indent=2) + "\n")
     else:
-        _write(render(answer))
+        _write(render_answer(answer))
 
 
 def reader_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -532,7 +504,7 @@ def read(spec: str, rev: str | None, workspace: str | None, as_json: bool, **opt
     if as_json:
         _write(json.dumps(reading_data(reading), ensure_ascii=False, indent=2) + "\n")
     else:
-        _write(render_reading(reading, reading.workspace if service.several else None))
+        _write(render_reading(reading, CLI, reading.workspace if service.several else None))
 
 
 @cli.command()
@@ -552,10 +524,9 @@ def outline(
         found = service.outline(path, ref=pins)  # open_reader chose the workspace
     if as_json:
         _write(json.dumps(outline_data(found), ensure_ascii=False, indent=2) + "\n")
-    elif isinstance(found, list):
-        _write(render_overview(found))
     else:
-        _write(render_outline(found, found.workspace if service.several else None))
+        label = found.workspace if service.several and not isinstance(found, list) else None
+        _write(render_outline(found, CLI, label))
 
 
 @cli.command()
@@ -696,6 +667,7 @@ def serve(
         include=include,
         exclude=exclude,
         workspaces=workspaces,
+        create=sync_interval is not None,  # a server that syncs may make its store
     )
     with service, contextlib.suppress(KeyboardInterrupt):  # a stop, not a failure
         mcp_server.serve(service, ref=revs, http=http, sync_interval=sync_interval)
@@ -710,72 +682,6 @@ def _log_to_stderr() -> None:
     root.addHandler(handler)
     root.setLevel(logging.WARNING)
     logging.getLogger("docshelf").setLevel(logging.INFO)
-
-
-def _index_json(r: IndexResult) -> dict[str, Any]:
-    return {
-        "workspace": r.workspace,
-        "ref": r.ref,
-        "files": r.files,
-        "skipped": [{"path": s.path, "reason": s.reason} for s in r.skipped],
-        "chunks": r.chunks,
-        "embedded": r.embedded,
-        "reused": r.reused,
-        "seconds": round(r.seconds, 3),
-        "already_indexed": r.already_indexed,
-        "pruned": r.pruned,
-        "prune_error": r.prune_error,
-        "roots": list(r.roots),
-        "excluded": r.excluded,
-    }
-
-
-def _index_text(r: IndexResult) -> str:
-    name, ref = shown(r.workspace), r.ref[:SHORT_REF]
-    if r.already_indexed:
-        lines = [f"{ref} of {name} was already indexed ({r.chunks} chunks); it is current"]
-    else:
-        lines = [
-            f"indexed {ref} of {name}: {r.files} file{'s' if r.files != 1 else ''}, "
-            f"{r.chunks} chunk{'s' if r.chunks != 1 else ''} ({r.embedded} embedded, "
-            f"{r.reused} reused) in {r.seconds:.1f} s"
-        ]
-    if r.roots:
-        lines.append(f"docs: {', '.join(shown(root) for root in r.roots)}")
-    if r.excluded:
-        lines.append(
-            f"left out by --include/--exclude: {r.excluded} file{'s' if r.excluded != 1 else ''}"
-        )
-    if r.skipped:
-        lines.append(f"skipped {len(r.skipped)}:")
-        lines.extend(f"  {shown(s.path)}: {s.reason}" for s in r.skipped)
-    if r.pruned:
-        lines.append(f"pruned {r.pruned} older ref{'s' if r.pruned != 1 else ''}")
-    if r.prune_error:
-        lines.append(f"warning: pruning failed ({r.prune_error}); the old refs cost disk only")
-    return "\n".join(lines) + "\n"
-
-
-def _status_json(report: StoreStatus) -> dict[str, Any]:
-    return {
-        "store": report.location,
-        "model": report.model_id,
-        "dim": report.dim,
-        "workspaces": [
-            {
-                "workspace": ws.name,
-                "current": ws.current,
-                "pinned": ws.pinned,
-                "refs": ws.chunks_per_ref,
-                "indexed_at": ws.indexed_at,
-                "pins": [dataclasses.asdict(p) for p in ws.pins],
-                "skipped": None
-                if ws.skipped is None
-                else [{"path": shown(s.path), "reason": s.reason} for s in ws.skipped],
-            }
-            for ws in report.workspaces
-        ],
-    }
 
 
 def _json_rows(r: ChunkedFile) -> list[dict[str, Any]]:
@@ -828,9 +734,8 @@ def _table(results: list[ChunkedFile]) -> str:
             for i, (cell, w) in enumerate(zip(row, widths, strict=True))
         ]
         out.append("  ".join(cells).rstrip())
-    files = len(results)
     out.append(
-        f"\n{count} chunks from {files} file{'s' if files != 1 else ''}, "
+        f"\n{count} chunks from {plural(len(results), 'file')}, "
         f"{total_bytes} bytes in all, largest chunk {largest} bytes"
     )
     return "\n".join(out) + "\n"
@@ -877,5 +782,5 @@ def main() -> None:
         click.echo("docshelf: aborted", err=True)
         sys.exit(130)
     except DocshelfError as e:
-        click.echo(f"docshelf: error: {e}", err=True)
+        click.echo(f"docshelf: error: {e.said(CLI.words)}", err=True)
         sys.exit(1)

@@ -124,7 +124,8 @@ EMBED_RETRY_MAX_SECONDS = 60.0
 
 # The sync hook gives indexing one revision this long before it gives up and lets the previous
 # ref keep serving: a full index of a large docs tree takes a minute or two on a CPU, and an
-# embeddings endpoint that hangs must not hold the sync for longer (the seed's RefreshTimeout).
+# embeddings endpoint that hangs must not hold the sync for longer: a broken endpoint should leave
+# search a revision behind, never stall the sync that keeps the rest of the workspace current.
 REFRESH_TIMEOUT_SECONDS = 120.0
 
 # How long `docshelf index` waits for another process indexing the same workspace: that run
@@ -154,6 +155,13 @@ DEFAULT_HTTP_PORT = 8765
 # The embedders docshelf knows: a local sentence-transformers model (the default, offline), any
 # OpenAI-compatible /v1/embeddings endpoint, or none (full-text search only).
 EMBEDDERS = ("local", "openai", "none")
+
+# The model id and width a store records when it is made with the none embedder (rows without
+# vectors), and the model id the indexer hashes each chunk's input with there: spelt once, so
+# that the store the none embedder makes and every later opening of it agree.
+NO_MODEL_ID = "none"
+NO_MODEL_DIM = 0
+NO_MODEL = (NO_MODEL_ID, NO_MODEL_DIM)
 
 # The arithmetic of the local model's indexing batches (embedders/local.py explains auto).
 PRECISIONS = ("auto", "float32", "bfloat16", "float16")

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import logging
 import os
 import tempfile
@@ -42,13 +41,14 @@ from docshelf.chunking.text import text_lines
 from docshelf.config import (
     EMBED_BATCH_SIZE,
     INDEX_LOCK_TIMEOUT_SECONDS,
+    NO_MODEL_ID,
     PIN_LEASE_SECONDS,
     REFRESH_TIMEOUT_SECONDS,
 )
 from docshelf.errors import DocshelfError, IndexingError
 from docshelf.pins import PinKeeper, default_holder
 from docshelf.rows import ChunkRow, FileRow, Vector
-from docshelf.workspace import DocFile, Docs, Selection, Skipped
+from docshelf.workspace import DocFile, Docs, Selection, Skipped, skipped_record
 
 log = logging.getLogger("docshelf.indexer")
 
@@ -59,12 +59,11 @@ LOOKUP_WINDOW = 4_096
 EMBED_WINDOW = 8_192
 EMBED_WINDOW_CHARS = 8_000_000
 
-# The model id hashed with the embedding input of a store without embeddings (--embedder none).
-NO_MODEL_ID = "none"
-
 
 class Embedder(Protocol):
-    """What the indexer needs of an embedder."""
+    """What the indexer needs of an embedder. One with nothing to say of its batches answers
+    None to each `batch_*` member, and embeds documents as it embeds anything (its
+    `embed_documents` calls `embed`), as OpenAIEmbedder does."""
 
     @property
     def model_id(self) -> str: ...
@@ -72,7 +71,26 @@ class Embedder(Protocol):
     @property
     def dim(self) -> int: ...
 
+    @property
+    def batch_chars(self) -> int | None:
+        """The characters of padded input a batch may hold, each text counted as the batch's
+        longest; None: the indexer's batch size alone bounds a batch."""
+
+    @property
+    def batch_text_chars(self) -> int | None:
+        """The most one text counts, in batch_chars and in the progress's work (the model
+        reads no further); None: batch_chars, and a text's whole length in the work."""
+
+    @property
+    def batch_texts(self) -> int | None:
+        """Texts a batch where the embedder wants more than the indexer's batch size at once
+        (the local model on a GPU); None: the batch size."""
+
     def embed(self, texts: list[str]) -> Vector: ...
+
+    def embed_documents(self, texts: list[str]) -> Vector:
+        """The indexer's batches, through a path of the embedder's own for documents (the
+        local model: torch only) or through `embed`."""
 
 
 class Store(Protocol):
@@ -89,6 +107,8 @@ class Store(Protocol):
     def embeddings_for(self, content_hashes: Sequence[str], model_id: str) -> dict[str, Vector]: ...
 
     def set_current(self, workspace: str, ref: str) -> None: ...
+
+    def current(self, workspace: str) -> str | None: ...
 
     def set_selection(
         self, workspace: str, ref: str, selection: str, skipped: str = "[]"
@@ -114,8 +134,9 @@ class Store(Protocol):
 
 
 class Source(Protocol):
-    """What the indexer needs of a workspace: its name, which files are its docs, and the docs
-    of one of its refs."""
+    """What the indexer needs of a workspace: its name, the docs it was opened with (`chosen`
+    when the caller named them), and the docs of one of its refs as a selection picks them,
+    with their roots. Which selection is read is the indexer's choice (`Indexer._selection`)."""
 
     @property
     def name(self) -> str: ...
@@ -123,7 +144,17 @@ class Source(Protocol):
     @property
     def selection(self) -> Selection: ...
 
-    def read_docs(self, ref: str) -> Docs: ...
+    @property
+    def chosen(self) -> bool: ...
+
+    def sync(self, rev: str | None = None, selection: Selection | None = None) -> str:
+        """Bring the source up to date and return the ref of `rev` (default: its latest),
+        read as `selection` picks the docs where the ref depends on them (a plain directory)."""
+        ...
+
+    def read_docs(self, ref: str, selection: Selection) -> Docs: ...
+
+    def roots_at(self, ref: str, selection: Selection) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,8 +191,9 @@ class IndexResult:
     already_indexed: bool
     pruned: int = 0
     prune_error: str | None = None
-    # The docs roots read (named with --docs, or found), and the documentation files the
-    # --include and --exclude globs left out; a run that read nothing leaves them empty.
+    # The docs roots of the selection read (named with --docs, or found), a ref already indexed
+    # included; and the documentation files the --include and --exclude globs left out (0 when
+    # nothing was read).
     roots: tuple[str, ...] = ()
     excluded: int = 0
 
@@ -237,6 +269,9 @@ class Indexer:
         self._holder = holder or default_holder()
         self._runs = _FifoLock()
         self._settled: str | None = None
+        # The last ref this indexer indexed or found indexed, with its selection's key and its
+        # docs roots: a settled ref (or one found indexed again) reports them without a read.
+        self._reported: tuple[str, str, tuple[str, ...]] | None = None
         self._pins = PinKeeper(store, source.name, self._holder, pin_lease)
         # Why the last refresh failed (what it logged), None after one that succeeded.
         self.last_failure: str | None = None
@@ -287,6 +322,18 @@ class Indexer:
         self.last_failure = None
         return result
 
+    def sync(self, rev: str | None = None) -> str:
+        """Sync the source and return the ref to index: `rev` (default: the latest) read with
+        the docs a run reads (`_selection`), so a plain directory's ref names those docs alone,
+        and `read_docs` of it with the same selection reads nothing again.
+
+        Raises:
+            WorkspaceError: the source cannot be synced or `rev` resolved, or the stored
+                selection cannot be read.
+            StoreError: the store cannot be read.
+        """
+        return self._source.sync(rev, self._selection())
+
     def index(self, ref: str, progress: ProgressCallback | None = None) -> IndexResult:
         """Index `ref` (unless it already is), make it current and prune the refs nobody pins.
 
@@ -307,22 +354,29 @@ class Indexer:
         report = progress or _ignore
         try:
             with self._runs.hold(timeout):
-                if ref == self._settled:
-                    return self._already(ref, started, 0, None)
+                reported = self._reported
+                if ref == self._settled and reported is not None and reported[0] == ref:
+                    return self._already(ref, started, reported[2], 0, None)
                 lock_timeout = self._lock_timeout if timeout is None else timeout
                 with self._store.workspace_lock(self.workspace, lock_timeout):
+                    selection = self._selection()
+                    key = selection.key
                     # A ref indexed with other docs roots or globs is indexed again (its
                     # unchanged chunks keep their vectors).
                     # So is a ref indexed before the store kept each file's text.
-                    selection = self._source.selection.key
                     if (
                         self._store.has_chunks(self.workspace, ref)
-                        and self._store.selection(self.workspace, ref) == selection
+                        and self._store.selection(self.workspace, ref) == key
                         and self._store.has_files(self.workspace, ref)
                     ):
+                        if reported is not None and reported[:2] == (ref, key):
+                            roots = reported[2]
+                        else:
+                            roots = self._source.roots_at(ref, selection)
                         pruned, prune_error = self._promote(ref)
-                        return self._already(ref, started, pruned, prune_error)
-                    docs = self._source.read_docs(ref)
+                        self._reported = (ref, key, roots)
+                        return self._already(ref, started, roots, pruned, prune_error)
+                    docs = self._source.read_docs(ref, selection)
                     with _Vectors(self._embedder) as vectors:
                         hashes, embedded, reused = self._vectors(docs, vectors, report, cancel)
                         chunks = len(hashes)
@@ -338,10 +392,11 @@ class Indexer:
                             file_rows(docs.files),
                         )
                     self._store.set_selection(
-                        self.workspace, ref, selection, skipped_json(docs.skipped)
+                        self.workspace, ref, key, skipped_record(docs.skipped)
                     )
                     _check(cancel)
                     pruned, prune_error = self._promote(ref)
+                    self._reported = (ref, key, docs.roots)
         except TimeoutError as e:
             raise IndexingError(
                 f"indexing {ref} of workspace {self.workspace}: another run of this workspace "
@@ -370,8 +425,28 @@ class Indexer:
         report(Progress("done", result.files or 0, chunks, embedded, embedded, reused))
         return result
 
+    def _selection(self) -> Selection:
+        """The docs a run reads: those the caller named, else those the workspace's current ref
+        was indexed with (what `docshelf index` was last told, so every later sync and index
+        keeps it), else the workspace's own (found, the first time). Read under the workspace
+        lock, so a run reads what the run before it stored.
+
+        Raises:
+            WorkspaceError: the stored selection cannot be read.
+        """
+        if self._source.chosen:
+            return self._source.selection
+        current = self._store.current(self.workspace)
+        stored = None if current is None else self._store.selection(self.workspace, current)
+        return self._source.selection if stored is None else Selection.from_key(stored)
+
     def _already(
-        self, ref: str, started: float, pruned: int, prune_error: str | None
+        self,
+        ref: str,
+        started: float,
+        roots: tuple[str, ...],
+        pruned: int,
+        prune_error: str | None,
     ) -> IndexResult:
         chunks = self._store.ref_counts(self.workspace).get(ref, 0)
         return IndexResult(
@@ -386,6 +461,7 @@ class Indexer:
             already_indexed=True,
             pruned=pruned,
             prune_error=prune_error,
+            roots=roots,
         )
 
     def _vectors(
@@ -395,7 +471,7 @@ class Indexer:
         window at a time: the content hash of every chunk in order, and how many chunks were
         embedded and how many reused. Neither the chunks nor their vectors are all held at once
         (vectors spills them to a temporary file), so memory does not grow with the corpus."""
-        cap = getattr(self._embedder, "batch_text_chars", None)
+        cap = None if self._embedder is None else self._embedder.batch_text_chars
         hashes: list[str] = []
         per_hash: dict[str, int] = {}
         costs: list[int] = []  # each distinct hash's work, in the order first seen
@@ -466,9 +542,10 @@ class Indexer:
         characters of padded input, each text counted as the batch's longest, capped at its
         `batch_text_chars`. An embedder that wants more texts at once (`batch_texts`: the local
         model on a GPU) gets up to that many."""
-        budget = getattr(self._embedder, "batch_chars", None)
-        cap = getattr(self._embedder, "batch_text_chars", None) or budget
-        most = max(self._batch_size, getattr(self._embedder, "batch_texts", None) or 0)
+        assert self._embedder is not None
+        budget = self._embedder.batch_chars
+        cap = self._embedder.batch_text_chars or budget
+        most = max(self._batch_size, self._embedder.batch_texts or 0)
         sizes: list[int] = []
         size = longest = 0
         for text in texts:
@@ -484,16 +561,16 @@ class Indexer:
 
     def _embed(self, texts: list[str], done: int, to_embed: int) -> Vector:
         assert self._embedder is not None
-        # An embedder with a path of its own for documents (the local model: torch only) takes it.
-        embed = getattr(self._embedder, "embed_documents", self._embedder.embed)
         try:
-            matrix = embed(texts)
+            matrix = self._embedder.embed_documents(texts)
         except DocshelfError:
             raise
         except Exception as e:
             raise IndexingError(
                 f"embedding chunks {done + 1} to {done + len(texts)} of {to_embed} failed: {e}"
             ) from e
+        # The type says an array of one row a text, but an embedder is code of any origin: what
+        # it returned is checked, and a count mismatch is never truncated by the zip.
         shape = getattr(matrix, "shape", None)
         if shape is None or len(shape) != 2 or shape[0] != len(texts):
             got = "no array" if shape is None else f"{shape[0] if shape else 0} vectors"
@@ -539,12 +616,6 @@ class Indexer:
     def close(self) -> None:
         """Release every pin this indexer holds and stop renewing them."""
         self._pins.close()
-
-
-def skipped_json(skipped: Sequence[Skipped]) -> str:
-    """The skipped files of a ref as the store keeps them: a JSON array of {path, reason}, in
-    ASCII (a name that is not UTF-8 holds lone surrogates, which neither store can encode)."""
-    return json.dumps([{"path": s.path, "reason": s.reason} for s in skipped])
 
 
 def _ignore(_: Progress) -> None:

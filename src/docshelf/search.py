@@ -1,14 +1,11 @@
-"""Answering a question: validate it, choose the ref, rank chunks by meaning and by words, and
-render the excerpts.
+"""Answering a question: the checks of its arguments, and the ranking of chunks by meaning and by
+words. Which refs a call answers from, and what it says when it cannot, is app.Service's.
 
 Constraints:
 - A question the model can fix (an empty, over-long or not valid Unicode query, a top_k that is
   not a whole number from 1 to 20) is refused, never clamped or cut, with a message stating the
   bound, so the model learns it; a refusal costs no embedding and no store query.
-- The ref is the session's pinned ref, else the workspace's current ref. A pinned ref with
-  nothing indexed falls back to current, and the answer says so, naming both commits, so the
-  model never takes another commit's docs for the one it investigates.
-- Hybrid ranking (beyond the seed, which ranks by vectors alone): on real docs, questions name
+- Hybrid ranking, not by vectors alone: on real docs, questions name
   products, flags and error codes that keyword ranking finds and a small embedding model misses.
   Both rankings' scores are standardised per query and combined with weights tuned on
   ../shared/data/eval with bench/retrieval.py (BENCHMARKS.md, "Retrieval quality"); weighted
@@ -30,17 +27,18 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from docshelf.errors import ConfigError, NotIndexedError
-from docshelf.reading import PathFilter, no_such_path, selected
+from docshelf.errors import ConfigError, term
+from docshelf.shown import shown_int, shown_value
 
 if TYPE_CHECKING:  # numpy stays out of `docshelf --help`, which imports this module's bounds
-    from docshelf.rows import StoredFile, StoredHit, Vector
+    from docshelf.rows import StoredHit, Vector
 
 Mode = Literal["hybrid", "vector", "text"]
 MODES: tuple[Mode, ...] = ("hybrid", "vector", "text")
 
 # How many excerpts a search returns: enough for an answer and its context, few enough that the
-# tool's answer stays a small part of the model's context window (the seed's bounds).
+# tool's answer stays a small part of the model's context window (20 excerpts of at most about
+# 2,000 bytes each are some 40 KB).
 MIN_TOP_K = 1
 MAX_TOP_K = 20
 DEFAULT_TOP_K = 5
@@ -88,15 +86,6 @@ TEXT_WEIGHT = 0.6
 # sweep beat text alone on span recall of the chroma set.
 RRF_K = 60.0
 
-# How many characters of a commit id the answer shows.
-SHORT_REF = 12
-
-# A refused value is shown in the error result up to this many characters, and a refused whole
-# number in digits up to this many: enough to recognise it, never a flood of text.
-SHOWN_VALUE_CHARS = 40
-SHOWN_INT_DIGITS = 40
-SHOWN_INT_LIMIT = 10**SHOWN_INT_DIGITS
-
 
 class SearchStore(Protocol):
     """What a search needs of a store."""
@@ -118,12 +107,6 @@ class SearchStore(Protocol):
         k: int,
         paths: Collection[str] | None = None,
     ) -> list[StoredHit]: ...
-
-    def has_chunks(self, workspace: str, ref: str) -> bool: ...
-
-    def current(self, workspace: str) -> str | None: ...
-
-    def files(self, workspace: str, ref: str) -> list[StoredFile]: ...
 
 
 class QueryEmbedder(Protocol):
@@ -201,20 +184,21 @@ def check_query(query: object) -> str:
         query = query.replace("\x00", " ").strip()
     if not isinstance(query, str) or not query:
         raise ConfigError(
-            "query must be a non-empty string: the question to look up in the documentation"
+            f"{term('query')} must be a non-empty string: the question to look up in the "
+            "documentation"
         )
     if len(query) > MAX_QUERY_CHARS:
         raise ConfigError(
-            f"query must be at most {MAX_QUERY_CHARS} characters; got {len(query)}. Ask again "
-            "with the question and its key words (a name, a flag, an error message), not a "
-            "whole document"
+            f"{term('query')} must be at most {MAX_QUERY_CHARS} characters; got {len(query)}. "
+            "Ask again with the question and its key words (a name, a flag, an error "
+            "message), not a whole document"
         )
     try:
         query.encode("utf-8")
     except UnicodeEncodeError as e:
         raise ConfigError(
-            f"query must be valid Unicode text; character {e.start + 1} is an unpaired surrogate "
-            f"({query[e.start]!r}). Ask again with the query as plain text"
+            f"{term('query')} must be valid Unicode text; character {e.start + 1} is an unpaired "
+            f"surrogate ({query[e.start]!r}). Ask again with the query as plain text"
         ) from None
     return query
 
@@ -225,123 +209,54 @@ def check_top_k(top_k: object) -> int:
     Raises:
         ConfigError: anything else, with the bound in the message.
     """
-    bound = f"top_k must be a whole number from {MIN_TOP_K} to {MAX_TOP_K}"
+    bound = f"{term('top_k')} must be a whole number from {MIN_TOP_K} to {MAX_TOP_K}"
     if isinstance(top_k, bool) or not isinstance(top_k, int | float):
-        raise ConfigError(f"{bound}; got {_shown_value(top_k)}")
+        raise ConfigError(f"{bound}; got {shown_value(top_k)}")
     if isinstance(top_k, float) and not (math.isfinite(top_k) and top_k.is_integer()):
         raise ConfigError(f"{bound}; got {top_k!r}")
     value = int(top_k)
     if not MIN_TOP_K <= value <= MAX_TOP_K:
-        raise ConfigError(f"{bound}; got {_shown_int(value)}. Ask again with top_k in that range")
+        raise ConfigError(
+            f"{bound}; got {shown_int(value)}. Ask again with {term('top_k')} in that range"
+        )
     return value
 
 
-def check_mode(mode: str, embedder: QueryEmbedder | None) -> Mode:
-    """The search mode; without an embedder only text search exists.
+def check_mode(mode: object, embedder: QueryEmbedder | None) -> Mode:
+    """The search mode (None: hybrid, or text without an embedder); without an embedder only
+    text search exists.
 
     Raises:
         ConfigError: an unknown mode, or vector/hybrid without an embedder.
     """
+    if mode is None:
+        return "text" if embedder is None else "hybrid"
     for known in MODES:
         if mode == known:
             if known != "text" and embedder is None:
                 raise ConfigError(
-                    f"--mode {mode} needs an embedder, and this store was indexed without one "
-                    "(--embedder none); use --mode text"
+                    f"{term('mode')} {mode} ranks by meaning, which needs an embedder, "
+                    "and this search has none (the store was indexed with the none embedder, or "
+                    f"none was asked for); search with {term('mode')} text"
                 )
             return known
-    raise ConfigError(f"unknown mode {mode!r}: choose hybrid, vector or text")
+    raise ConfigError(f"unknown {term('mode')} {shown_value(mode)}: choose hybrid, vector or text")
 
 
 class Searcher:
-    """Answers queries about one workspace from one store."""
+    """Ranks the chunks of one store for a query: by meaning (the embedder's vectors), by words
+    (the store's full-text ranking), or both fused."""
 
     def __init__(
-        self,
-        store: SearchStore,
-        embedder: QueryEmbedder | None,
-        workspace: str,
-        *,
-        fusion: Fusion | None = None,
-        index_hint: str = "docshelf index",
-        label: str | None = None,
+        self, store: SearchStore, embedder: QueryEmbedder | None, *, fusion: Fusion | None = None
     ) -> None:
         self._store = store
         self._embedder = embedder
-        self.workspace = workspace
-        self.label = label or workspace
         self._fusion = fusion or Fusion()
-        self.index_hint = index_hint
 
-    @property
-    def default_mode(self) -> Mode:
-        return "text" if self._embedder is None else "hybrid"
-
-    def search(
-        self,
-        query: object,
-        top_k: object = DEFAULT_TOP_K,
-        *,
-        ref: str | None = None,
-        mode: str | None = None,
-        path: PathFilter | None = None,
-    ) -> Answer:
-        """The top_k excerpts for `query` from `ref` (pinned) or the current ref; with `path`,
-        of the files it keeps only (ranked among themselves, so top_k come back when the files
-        hold that many passages).
-
-        Raises:
-            ConfigError: the query, top_k or mode is refused (the message says the bound), or
-                `path` keeps no indexed file.
-            NotIndexedError: nothing is indexed for the workspace yet.
-            EmbeddingError, StoreError: the embedder or the store failed.
-        """
-        text = check_query(query)
-        k = check_top_k(top_k)
-        chosen = check_mode(mode or self.default_mode, self._embedder)
-        answer_ref, note = self.ref_for(ref)
-        paths = None if path is None else self.paths(answer_ref, path)
-        if path is not None and not paths:
-            files = self._store.files(self.workspace, answer_ref)
-            raise ConfigError(no_such_path(path.text, files, self._where(answer_ref), prefix=True))
-        scope = Scope(self.workspace, self.label, answer_ref, paths)
-        hits = self.rank_scopes(text, [scope], k, chosen)
-        return Answer(self.label, answer_ref, text, chosen, note, hits)
-
-    def paths(self, ref: str, path: PathFilter) -> list[str]:
-        """The indexed paths of `ref` that `path` keeps."""
-        return [f.path for f in selected(self._store.files(self.workspace, ref), path)]
-
-    def _where(self, ref: str) -> str:
-        return f"{self.label} at commit {ref[:SHORT_REF]}"
-
-    def ref_for(self, pinned: str | None, what: str = "these excerpts") -> tuple[str, str | None]:
-        """The ref to answer from: `pinned` when it is indexed, else the current ref, with a
-        note saying so.
-
-        Raises:
-            NotIndexedError: nothing is indexed for the workspace yet.
-        """
-        current = self._store.current(self.workspace)
-        if pinned is not None and self._store.has_chunks(self.workspace, pinned):
-            return pinned, None
-        if current is None or not self._store.has_chunks(self.workspace, current):
-            raise NotIndexedError(
-                f"the documentation of {self.workspace} is not indexed yet; index it with "
-                f"{self.index_hint}, then ask again"
-            )
-        if pinned is None or pinned == current:
-            return current, None
-        note = (
-            f"Note: this session is pinned to commit {pinned[:SHORT_REF]}, which has no indexed "
-            f"documentation; {what} come from the current commit {current[:SHORT_REF]} "
-            "instead and may differ from the pinned commit's docs."
-        )
-        return current, note
-
-    def rank(self, query: str, ref: str, k: int, mode: Mode) -> list[Hit]:
-        """The k best distinct passages of `ref` for `query`, by `mode`."""
-        return self.rank_scopes(query, [Scope(self.workspace, self.label, ref)], k, mode)
+    def rank(self, query: str, workspace: str, ref: str, k: int, mode: Mode) -> list[Hit]:
+        """The k best distinct passages of one workspace's `ref` for `query`, by `mode`."""
+        return self.rank_scopes(query, [Scope(workspace, workspace, ref)], k, mode)
 
     def rank_scopes(self, query: str, scopes: Sequence[Scope], k: int, mode: Mode) -> list[Hit]:
         """The k best distinct passages of all of `scopes` for `query`, by `mode`, ranked
@@ -494,45 +409,3 @@ def distinct(ranked: Sequence[tuple[StoredHit, float]], k: int) -> list[Hit]:
         if len(kept) == k:
             break
     return kept
-
-
-def render(answer: Answer) -> str:
-    """The answer as the tool's plain text: a header, then each excerpt with its path, line
-    range and heading (and its workspace, when the answer comes from several), then its text."""
-    count = len(answer.hits)
-    lines = []
-    if answer.note:
-        lines += [answer.note, ""]
-    several = len(answer.refs) > 1
-    if several:
-        at = "of " + ", ".join(
-            f"{name} at commit {ref[:SHORT_REF]}" for name, ref in answer.refs.items()
-        )
-    else:
-        at = f"at commit {answer.ref[:SHORT_REF]}"
-    lines.append(
-        f"{count} excerpt{'s' if count != 1 else ''} for {answer.query!r} from the documentation "
-        f"{at}" + ("" if count else ": nothing matched; try other words")
-    )
-    for i, hit in enumerate(answer.hits, start=1):
-        where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
-        if several:
-            where = f"{hit.workspace}: {where}"
-        heading = f" ({hit.heading})" if hit.heading else ""
-        lines += ["", f"[{i}] {where}{heading}", hit.content.rstrip()]
-    return "\n".join(lines) + "\n"
-
-
-def _shown_value(value: object) -> str:
-    try:
-        text = repr(value)
-    except ValueError:  # an int past Python's 4,300-digit limit on conversion to text
-        return f"a {type(value).__name__}"
-    return text if len(text) <= SHOWN_VALUE_CHARS else text[: SHOWN_VALUE_CHARS - 3] + "..."
-
-
-def _shown_int(value: int) -> str:
-    """`value` in digits when short; Python cannot even write ints past 4,300 digits."""
-    if abs(value) < SHOWN_INT_LIMIT:
-        return str(value)
-    return f"a number of more than {SHOWN_INT_DIGITS} digits"

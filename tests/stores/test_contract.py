@@ -671,6 +671,72 @@ def test_opening_a_place_without_a_store_and_without_a_model_is_refused_in_the_s
     )
 
 
+def what_is_there(location: str) -> list[str]:
+    """What a store at `location` has made: the files of its folder (SQLite), or the tables and
+    schemas of its database (PostgreSQL)."""
+    if not is_postgres_url(location):
+        return sorted(p.name for p in Path(location).parent.iterdir())
+    with psycopg.connect(location, autocommit=True) as conn:
+        tables = conn.execute(
+            "SELECT schemaname || '.' || tablename FROM pg_tables "
+            "WHERE schemaname NOT IN ('pg_catalog', 'information_schema') ORDER BY 1"
+        ).fetchall()
+        schemas = conn.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' "
+            "AND nspname NOT IN ('information_schema', 'public') ORDER BY 1"
+        ).fetchall()
+    return [str(t) for (t,) in tables] + [f"schema {s}" for (s,) in schemas]
+
+
+@pytest.mark.parametrize(
+    ("model_id", "dim"), [(MODEL, DIM), ("none", 0), (None, None)], ids=["model", "none", "as-is"]
+)
+def test_opening_without_create_a_place_without_a_store_is_refused_and_makes_nothing(
+    location: str, model_id: str | None, dim: int | None
+) -> None:
+    if not is_postgres_url(location):
+        location = str(Path(location).parent / "typo" / "docs.sqlite3")
+    before = what_is_there(location) if is_postgres_url(location) else None
+    with pytest.raises(StoreError) as refused:
+        open_store(location, model_id=model_id, dim=dim, create=False)
+    # In the words of a read-only open, which names the place and the command that makes one.
+    with pytest.raises(StoreError) as read_only:
+        open_store(location, model_id=None, dim=None)
+    assert str(refused.value) == str(read_only.value)
+    assert str(refused.value).startswith("no docshelf store ")
+    assert f"at {shown(location)}: " in str(refused.value)
+    assert str(refused.value).endswith("with docshelf index")
+    if is_postgres_url(location):
+        assert what_is_there(location) == before == []
+    else:
+        assert not Path(location).parent.exists()  # not even its folder
+
+
+def test_opening_without_create_an_empty_file_or_database_is_refused_and_makes_nothing(
+    location: str,
+) -> None:
+    if not is_postgres_url(location):
+        Path(location).touch()  # an existing file, as an existing empty database
+    before = what_is_there(location)
+    with pytest.raises(StoreError, match=r"^no docshelf store .*with docshelf index$"):
+        open_store(location, model_id=MODEL, dim=DIM, create=False)
+    assert what_is_there(location) == before
+    if not is_postgres_url(location):
+        assert Path(location).stat().st_size == 0
+
+
+def test_opening_without_create_opens_an_existing_store_and_checks_its_model(
+    location: str,
+) -> None:
+    with open_store(location, model_id=MODEL, dim=DIM) as made:
+        made.replace_doc_chunks("ws", "r1", rows(2))
+    with open_store(location, model_id=MODEL, dim=DIM, create=False) as again:
+        assert again.ref_counts("ws") == {"r1": 2}
+        assert (again.model_id, again.dim) == (MODEL, DIM)
+    with pytest.raises(StoreError, match="holds embeddings of test-model"):
+        open_store(location, model_id="other-model", dim=DIM, create=False)
+
+
 @pytest.mark.parametrize(("model_id", "dim"), [(MODEL, None), (None, DIM)])
 def test_a_model_without_a_width_or_a_width_without_a_model_is_refused(
     location: str, model_id: str | None, dim: int | None

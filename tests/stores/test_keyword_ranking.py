@@ -14,12 +14,12 @@ import pytest
 from docshelf.chunking import chunk_file
 from docshelf.embedders.local import LocalEmbedder
 from docshelf.rows import ChunkRow
-from docshelf.search import Searcher
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.stores.postgres import PostgresStore
 from docshelf.stores.terms import BM25_WEIGHTS
 from tests.stores.test_contract import DIM, MODEL, FailingRows, rows, unit
 from tests.support.bm25_reference import bm25
+from tests.support.service import build_service
 from tests.support.text_stats import check_text_statistics
 
 Store = SQLiteStore | PostgresStore
@@ -262,5 +262,5 @@ def test_hybrid_search_with_the_real_model_puts_the_exact_code_first(
         ]
         store.replace_doc_chunks("ws", "r1", rows_)
         store.set_current("ws", "r1")
-        answer = Searcher(store, model, "ws").search(query, 5)
+        answer = build_service(store, model, "ws").search(query, 5)
     assert (answer.hits[0].path, answer.hits[0].start_line) == ("docs/errors/ledger.md", 1)

@@ -1,5 +1,5 @@
 """What only the SQLite store does: WAL, its migrations table, its in-memory vector matrices, and
-its pins and lock files."""
+its pins and lock files (in the runtime folder, never beside the store)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,13 +20,16 @@ import numpy as np
 import pytest
 
 from docshelf.errors import StoreError
+from docshelf.indexer import Indexer
 from docshelf.rows import ChunkRow
 from docshelf.stores import sqlite as sqlite_module
+from docshelf.stores import sqlite_lock
 from docshelf.stores.migrations import migrations
 from docshelf.stores.sqlite import SQLiteStore
 from docshelf.stores.sqlite_vectors import MATRIX_CACHE_REFS
 from tests.stores.test_contract import DIM, MODEL, rows, unit, write_raw_chunks
 from tests.support.bm25_reference import bm25
+from tests.support.indexing import FakeEmbedder, MemorySource, section_doc
 
 
 @pytest.fixture
@@ -214,16 +218,106 @@ def test_pins_expire_by_the_unix_clock_and_prune_deletes_expired_rows_of_its_wor
     assert left == [("a", "r1"), ("b", "r1")]
 
 
-def test_each_workspace_has_a_private_lock_file_beside_the_store(
-    store: SQLiteStore, path: Path
+@pytest.fixture
+def runtime(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A runtime folder of this test's own, as a login session's XDG_RUNTIME_DIR."""
+    folder = tmp_path_factory.mktemp("run")
+    folder.chmod(0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    return folder
+
+
+def beside(path: Path) -> list[str]:
+    return sorted(p.name for p in path.parent.iterdir())
+
+
+def test_each_workspace_has_a_private_lock_file_in_the_runtime_folder_none_beside_the_store(
+    store: SQLiteStore, path: Path, runtime: Path
 ) -> None:
     with store.workspace_lock("a", 1), store.workspace_lock("../../etc/passwd", 1):
-        pass
-    lock_files = sorted(path.parent.glob(f"{path.name}.*.lock"))
+        assert beside(path) == [path.name, f"{path.name}-shm", f"{path.name}-wal"]
+    folder = runtime / "docshelf"
+    assert stat.S_IMODE(folder.lstat().st_mode) == 0o700
+    lock_files = sorted(folder.iterdir())
     assert len(lock_files) == 2
     for lock_file in lock_files:
-        assert lock_file.parent == path.parent
+        assert lock_file.name.endswith(".lock")
         assert stat.S_IMODE(os.stat(lock_file).st_mode) == 0o600
+
+
+def test_an_index_leaves_nothing_beside_the_store_but_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "store" / "docs.sqlite3"
+    source = MemorySource()
+    source.add("c1", {"docs/a.md": section_doc("Alpha", 3)})
+    with SQLiteStore.open(path, model_id=MODEL, dim=DIM) as store:
+        indexer = Indexer(store, FakeEmbedder(MODEL, DIM), source)
+        try:
+            assert indexer.index("c1").chunks == 3
+        finally:
+            indexer.close()
+        # SQLite's own files, while the store is open.
+        assert beside(path) == [path.name, f"{path.name}-shm", f"{path.name}-wal"]
+    assert beside(path) == [path.name]
+    with SQLiteStore.open(path, model_id=None, dim=None) as store:
+        assert store.ref_counts(source.name) == {"c1": 3}
+    assert beside(path) == [path.name]
+
+
+def test_two_paths_to_one_store_take_the_same_workspace_lock(
+    store: SQLiteStore, path: Path, tmp_path: Path
+) -> None:
+    link = tmp_path / "link.sqlite3"
+    link.symlink_to(path)
+    with SQLiteStore.open(link, model_id=None, dim=None) as other:
+        held = store.workspace_lock("ws", 1)
+        with held, pytest.raises(StoreError, match="is indexing"), other.workspace_lock("ws", 0.1):
+            pass
+        with other.workspace_lock("ws", 0):
+            pass
+
+
+def test_without_a_runtime_folder_the_locks_are_in_a_private_folder_in_the_temporary_folder(
+    store: SQLiteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    monkeypatch.setattr(sqlite_lock, "RUN_USER", str(tmp_path / "no-run-user"))
+    # A runtime folder that others may enter is no runtime folder.
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o755)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(shared))
+    with store.workspace_lock("ws", 1):
+        pass
+    folder = temporary / f"docshelf-{os.geteuid()}"
+    assert stat.S_IMODE(folder.lstat().st_mode) == 0o700
+    assert len(list(folder.iterdir())) == 1
+    assert list(shared.iterdir()) == []
+
+
+@pytest.mark.parametrize("planted", ["link", "open-to-others"])
+def test_a_lock_folder_planted_in_the_temporary_folder_is_refused(
+    store: SQLiteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, planted: str
+) -> None:
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    monkeypatch.setattr(sqlite_lock, "RUN_USER", str(tmp_path / "no-run-user"))
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    folder = temporary / f"docshelf-{os.geteuid()}"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    if planted == "link":
+        folder.symlink_to(elsewhere)
+    else:
+        folder.mkdir()
+        folder.chmod(0o777)
+    with pytest.raises(StoreError) as refused, store.workspace_lock("ws", 1):
+        pass
+    assert str(refused.value).startswith(f"cannot use {folder} for the indexing lock: ")
+    assert "Remove it, or set XDG_RUNTIME_DIR" in str(refused.value)
+    assert list(elsewhere.iterdir()) == []
 
 
 def _exact_text_search(chunks: list[ChunkRow], query: str, k: int) -> list[Any]:

@@ -27,6 +27,11 @@ class FakeEmbedder:
     """Embeds deterministically and records every text it is given. Faults: `fail` raises,
     `short` returns one vector too few, `hang` blocks until `release` is set."""
 
+    # No budget for the indexer's batches, unless a test sets one.
+    batch_chars: int | None = None
+    batch_text_chars: int | None = None
+    batch_texts: int | None = None
+
     def __init__(self, model_id: str = MODEL, dim: int = DIM) -> None:
         self.model_id, self.dim = model_id, dim
         self.calls: list[list[str]] = []
@@ -52,29 +57,56 @@ class FakeEmbedder:
             rows = rows[:-1]
         return np.stack(rows) if rows else np.zeros((0, self.dim), np.float32)
 
+    def embed_documents(self, texts: Sequence[str]) -> Vector:
+        return self.embed(texts)
+
 
 class MemorySource:
-    """A workspace whose refs are dicts of path -> text, given by the test."""
+    """A workspace whose refs are dicts of path -> text, given by the test. Its docs are the
+    files under a selection's roots (None: every file) that its globs keep; `selection` given
+    is `chosen`, as a workspace opened with --docs or a glob is."""
 
-    def __init__(self, name: str = "ws") -> None:
+    def __init__(self, name: str = "ws", selection: Selection | None = None) -> None:
         self.name = name
         self.refs: dict[str, dict[str, str]] = {}
         self.skipped: dict[str, list[Skipped]] = {}
         self.reads: list[str] = []
-        self.selection = Selection()
+        # The selection each read was given, in order.
+        self.read_with: list[Selection] = []
+        # The selection each sync was given, in order.
+        self.synced_with: list[Selection] = []
+        self.selection = selection or Selection()
+        self.chosen = selection is not None
 
     def add(self, ref: str, files: dict[str, str], skipped: Sequence[Skipped] = ()) -> str:
         self.refs[ref] = dict(files)
         self.skipped[ref] = list(skipped)
         return ref
 
-    def read_docs(self, ref: str) -> Docs:
+    def sync(self, rev: str | None = None, selection: Selection | None = None) -> str:
+        """`rev` (default: the ref added last), recording the selection it was synced with."""
+        self.synced_with.append(self.selection if selection is None else selection)
+        return rev if rev is not None else list(self.refs)[-1]
+
+    def read_docs(self, ref: str, selection: Selection | None = None) -> Docs:
+        wanted = self.selection if selection is None else selection
         self.reads.append(ref)
+        self.read_with.append(wanted)
+        roots = self.roots_at(ref, wanted)
+        under = [p for p in sorted(self.refs[ref]) if any(_under(p, root) for root in roots)]
         files = [
-            DocFile(path, text, "text" if path.endswith(".txt") else "markdown")
-            for path, text in sorted(self.refs[ref].items())
+            DocFile(path, self.refs[ref][path], "text" if path.endswith(".txt") else "markdown")
+            for path in under
+            if wanted.keeps(path)
         ]
-        return Docs(files, self.skipped[ref])
+        return Docs(files, self.skipped[ref], roots, len(under) - len(files))
+
+    def roots_at(self, ref: str, selection: Selection | None = None) -> tuple[str, ...]:
+        return (self.selection if selection is None else selection).docs or (".",)
+
+
+def _under(path: str, root: str) -> bool:
+    return root in (".", path) or path.startswith(root + "/")
 
 
 def section_doc(title: str, sections: int, words: str = "alpha beta") -> str:

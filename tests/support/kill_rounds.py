@@ -32,7 +32,7 @@ After each kill, and after each clean run, the keyword statistics agree with the
 (tests/support/text_stats.py: PostgreSQL's per-ref lists and totals, SQLite's FTS5 index).
 
 After each kill the store must open; the killed ref must hold all of its rows or none; the current
-ref must be the previous one (whole, and a search through docs_search's Searcher must answer from
+ref must be the previous one (whole, and a search through docs_search's Service must answer from
 it) unless the run had made the new one current before the kill, which a kill inside the write
 cannot have; and the next run of the command must index the killed commit cleanly, which makes it
 current for the next round.
@@ -57,11 +57,11 @@ from typing import Any
 
 from docshelf.embedders.openai_http import OpenAIEmbedder
 from docshelf.errors import StoreError
-from docshelf.search import Searcher
 from docshelf.stores import open_store
 from tests.embedders.openai_server import EmbeddingsServer, Reply
 from tests.support.gitrepo import Repo
 from tests.support.indexing import MODEL, FakeEmbedder, section_doc
+from tests.support.service import build_service
 from tests.support.text_stats import check_text_statistics
 
 DOCSHELF = Path(sys.executable).with_name("docshelf")
@@ -309,8 +309,8 @@ class KillRounds:
     def assert_answers_from(self, store: object, name: str, where: str) -> None:
         word = WORDS[name]
         with OpenAIEmbedder(self.endpoint.base_url, MODEL) as embedder:
-            searcher = Searcher(store, embedder, self.workspace)  # type: ignore[arg-type]
-            answer = searcher.search(f"{word} words paragraph 3", 5)
+            service = build_service(store, embedder, self.workspace)
+            answer = service.search(f"{word} words paragraph 3", 5)
         assert answer.ref == self.commits[name], f"{where}: answered from {answer.ref}"
         assert len(answer.hits) == 5, f"{where}: {len(answer.hits)} hits"
         assert all(word in hit.content for hit in answer.hits), f"{where}: {answer.hits}"

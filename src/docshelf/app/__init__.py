@@ -7,14 +7,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from docshelf.app.names import short_names
-from docshelf.app.service import SEARCH_ATTEMPTS, Pins, Served, Service
-from docshelf.app.status import PinState, recorded
+from docshelf.app.service import SEARCH_ATTEMPTS, Embedder, Pins, Served, Service
+from docshelf.app.status import ServiceState, workspace_state
 from docshelf.chunking import (
     Chunk,
     Kind,
@@ -23,29 +23,40 @@ from docshelf.chunking import (
     effective_kind,
     paragraph_chunks,
 )
-from docshelf.config import EMBED_BATCH_SIZE, Config
+from docshelf.config import EMBED_BATCH_SIZE, NO_MODEL, Config
 from docshelf.errors import ConfigError
-from docshelf.reading import DocsOutline, Reading, WorkspaceOverview
-from docshelf.search import Answer
-from docshelf.workspace import DocFile, Selection, Skipped, read_local
+from docshelf.paths import MAX_PATH_BYTES
+from docshelf.reading import (
+    MAX_LINE_NUMBER,
+    READ_MAX_BYTES,
+    READ_MAX_LINES,
+    DocsOutline,
+    Reading,
+    WorkspaceOverview,
+)
+from docshelf.search import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K, MODES, Answer
+from docshelf.workspace import DocFile, Skipped, read_local
 
 # numpy, httpx and the store drivers load only when a command needs them, so that `docshelf
 # --help` and `docshelf chunk` start at once; hence the imports inside the functions below.
 if TYPE_CHECKING:
-    from docshelf.embedders import LocalEmbedder, OpenAIEmbedder
-
     # Re-exported: the faces name the indexer's result types through app.
     from docshelf.indexer import IndexResult as IndexResult
     from docshelf.indexer import Progress as Progress
     from docshelf.indexer import ProgressCallback as ProgressCallback
-    from docshelf.stores import SQLiteStore
-    from docshelf.stores.postgres import PostgresStore
+    from docshelf.stores.contract import Store
     from docshelf.workspace import Workspace
 
-Embedder: TypeAlias = "LocalEmbedder | OpenAIEmbedder"
-Store: TypeAlias = "SQLiteStore | PostgresStore"
-
+# The bounds and types the faces name (their schemas, help and descriptions) come through app.
 __all__ = [
+    "DEFAULT_TOP_K",
+    "MAX_LINE_NUMBER",
+    "MAX_PATH_BYTES",
+    "MAX_TOP_K",
+    "MIN_TOP_K",
+    "MODES",
+    "READ_MAX_BYTES",
+    "READ_MAX_LINES",
     "SEARCH_ATTEMPTS",
     "Answer",
     "DocsOutline",
@@ -53,14 +64,12 @@ __all__ = [
     "Reading",
     "Served",
     "Service",
+    "ServiceState",
     "WorkspaceOverview",
     "short_names",
 ]
 
 _log = logging.getLogger("docshelf.app")
-
-# The model id and width a store records when it is made with the `none` embedder.
-NO_MODEL = ("none", 0)
 
 ChunkerChoice = Literal["auto", "markdown", "mdx", "rst", "asciidoc", "paragraph"]
 
@@ -128,17 +137,42 @@ def configured_embedder(config: Config, *, serving: bool = False) -> Embedder | 
     return make_embedder(config, serving=serving)
 
 
-def open_configured_store(config: Config, embedder: Embedder | None) -> Store:
-    """The configured store, created for the embedder's model or checked against it.
+def open_configured_store(
+    config: Config, embedder: Embedder | None, *, create: bool = True
+) -> Store:
+    """The configured store, checked against the embedder's model, and created for it when
+    `create` (only indexing makes a store: a search of a store that is not there is refused).
 
     Raises:
-        StoreError: the store cannot be opened, or holds another model's embeddings.
+        StoreError: the store cannot be opened, is not there and may not be created, or holds
+            another model's embeddings.
         EmbeddingError: the model must be loaded to learn its width, and cannot be.
     """
     from docshelf.stores import open_store  # noqa: PLC0415 - see the imports above
 
     model_id, dim = NO_MODEL if embedder is None else (embedder.model_id, embedder.dim)
-    return open_store(config.store, model_id=model_id, dim=dim, ef_search=config.ef_search)
+    return open_store(
+        config.store, model_id=model_id, dim=dim, ef_search=config.ef_search, create=create
+    )
+
+
+def open_as_indexed(config: Config) -> tuple[Store, Embedder | None]:
+    """The configured store, which must be there, and the embedder to search it with: the store
+    knows how it was indexed, so a store made with the none embedder is searched by words with no
+    embedder named, and `--embedder none` searches a model's store by words (no model loaded).
+
+    Raises:
+        StoreError: no store is there, it cannot be opened, or holds another model's embeddings.
+        ConfigError, EmbeddingError: the embedder cannot be set up.
+    """
+    from docshelf.stores import open_store  # noqa: PLC0415 - see the imports above
+
+    store = open_store(config.store, model_id=None, dim=None, ef_search=config.ef_search)
+    if store.model_id == NO_MODEL[0] or config.embedder == "none":
+        return store, None
+    store.close()  # opened again below, checked against the model
+    embedder = configured_embedder(config)
+    return open_configured_store(config, embedder, create=False), embedder
 
 
 def index_source(
@@ -174,27 +208,13 @@ def index_source(
     )
     embedder = configured_embedder(config)
     with open_configured_store(config, embedder) as store:
-        _adopt_stored_selection(ws, store)
-        ref = ws.sync(rev)
         indexer = Indexer(store, embedder, ws, batch_size=indexing_batch(config))
         try:
+            ref = indexer.sync(rev)
             result = indexer.index(ref, progress)
         finally:
             indexer.close()
-    if result.already_indexed:
-        result = dataclasses.replace(result, roots=ws.roots_at(ref))
     return result
-
-
-def _adopt_stored_selection(ws: Workspace, store: Store) -> None:
-    """Unless the caller named the docs, read those the workspace's current ref holds: the
-    roots and globs given once are kept by every later sync."""
-    if ws.chosen:
-        return
-    current = store.current(ws.name)
-    stored = None if current is None else store.selection(ws.name, current)
-    if stored is not None:
-        ws.selection = Selection.from_key(stored)
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,32 +280,12 @@ def open_reader(config: Config, *, workspace: str | None = None) -> Service:
 
     Raises:
         ConfigError: no workspace in the store, or none of that name.
-        StoreError: the store cannot be opened.
+        StoreError: there is no store there, or it cannot be opened.
     """
-    from docshelf.search import Searcher  # noqa: PLC0415 - see the imports above
-    from docshelf.stores import open_store  # noqa: PLC0415
+    from docshelf.stores import open_store  # noqa: PLC0415 - see the imports above
 
     store = open_store(config.store, model_id=None, dim=None, ef_search=config.ef_search)
-    try:
-        names = store.workspaces()
-        if not names:
-            raise ConfigError(_unknown_workspace(workspace, names))
-        chosen = [_stored_name(workspace, names)] if workspace is not None else names
-        labels = short_names(chosen) if len(chosen) > 1 else {chosen[0]: chosen[0]}
-        served = [
-            Served(
-                name,
-                labels[name],
-                Searcher(
-                    store, None, name, index_hint=f"docshelf index {name}", label=labels[name]
-                ),
-            )
-            for name in chosen
-        ]
-    except BaseException:
-        store.close()
-        raise
-    return Service(store, None, served=served)
+    return _serving(config, store, None, lambda: _stored(store, [workspace] if workspace else []))
 
 
 def open_service(
@@ -298,22 +298,26 @@ def open_service(
     exclude: Sequence[str] = (),
     workspace: str | None = None,
     workspaces: Sequence[str] = (),
+    create: bool = True,
 ) -> Service:
     """Open the store and the embedder, and choose the workspaces: the sources' (paths or
     clone URLs, synced by `Service.sync`), else the ones named, else every workspace in the
     store. `source` and `workspace` are one of each (the docs options and `workspace` name the
-    workspace of a single source).
+    workspace of a single source). With sources, the store is created when it is not there yet
+    and `create` (`docshelf serve` creates it only when it syncs); without sources, it must be
+    there, and is searched as it was indexed (`open_as_indexed`).
 
     Raises:
         ConfigError: no workspace in the store, or one named that it does not hold.
         StoreError, EmbeddingError, WorkspaceError: the store, the embedder or a source.
     """
-    from docshelf.indexer import Indexer  # noqa: PLC0415 - see the imports above
-    from docshelf.search import Searcher  # noqa: PLC0415
-    from docshelf.workspace import open_workspace  # noqa: PLC0415
+    from docshelf.workspace import open_workspace  # noqa: PLC0415 - see the imports above
 
     all_sources = ([source] if source is not None else []) + list(sources)
     named = ([workspace] if workspace is not None else []) + list(workspaces)
+    if not all_sources:
+        store, embedder = open_as_indexed(config)
+        return _serving(config, store, embedder, lambda: _stored(store, named))
     if len(all_sources) > 1 and (docs or include or exclude or named):
         raise ConfigError(
             "--docs, --include, --exclude and --workspace name the docs of one SOURCE; serve "
@@ -330,37 +334,68 @@ def open_service(
         )
         for s in all_sources
     ]
-    embedder = configured_embedder(config, serving=bool(opened))
-    store = open_configured_store(config, embedder)
+    embedder = configured_embedder(config, serving=True)
+    store = open_configured_store(config, embedder, create=create)
+    return _serving(
+        config,
+        store,
+        embedder,
+        lambda: [
+            (ws.name, f"docshelf index {given}", ws)
+            for ws, given in zip(opened, all_sources, strict=True)
+        ],
+    )
+
+
+# A workspace to serve: its name in the store, the command that indexes it, and the source to
+# sync (None: served as it is indexed).
+_Entry: TypeAlias = "tuple[str, str, Workspace | None]"
+
+
+def _stored(store: Store, named: Sequence[str]) -> list[_Entry]:
+    """The store's workspaces to serve: those `named` (by name or shown name), else all.
+
+    Raises:
+        ConfigError: the store holds no workspace, or none of a name.
+    """
+    stored = store.workspaces()
+    if not stored:
+        raise ConfigError(_unknown_workspace(named[0] if named else None, stored))
+    chosen = [_stored_name(name, stored) for name in named] or stored
+    return [(name, f"docshelf index {name}", None) for name in dict.fromkeys(chosen)]
+
+
+def _serving(
+    config: Config, store: Store, embedder: Embedder | None, choose: Callable[[], list[_Entry]]
+) -> Service:
+    """The service of the workspaces `choose` names, each shown by its short name, with an
+    indexer for each that has a source; the store is closed when that fails.
+
+    Raises:
+        ConfigError: the same workspace twice.
+    """
+    from docshelf.indexer import Indexer  # noqa: PLC0415 - see the imports above
+
+    served: list[Served] = []
     try:
-        entries: list[tuple[str, str, Workspace | None]] = []
-        if opened:
-            for ws, given in zip(opened, all_sources, strict=True):
-                _adopt_stored_selection(ws, store)
-                entries.append((ws.name, given, ws))
-        else:
-            stored = store.workspaces()
-            if not stored:
-                raise ConfigError(_unknown_workspace(None, stored))
-            chosen = [_stored_name(name, stored) for name in named] or stored
-            entries = [(name, name, None) for name in dict.fromkeys(chosen)]
-        names = [name for name, _, _ in entries]
+        chosen = choose()
+        names = [name for name, _, _ in chosen]
         if len(set(names)) < len(names):
             raise ConfigError("the same workspace is named twice; name each once")
         labels = short_names(names) if len(names) > 1 else {names[0]: names[0]}
         batch = indexing_batch(config)
-        served = []
-        for name, given, source_ws in entries:
-            hint = f"docshelf index {given}"
-            searcher = Searcher(store, embedder, name, index_hint=hint, label=labels[name])
-            indexer = (
-                None if source_ws is None else Indexer(store, embedder, source_ws, batch_size=batch)
-            )
-            served.append(Served(name, labels[name], searcher, source_ws, indexer))
+        for name, hint, source in chosen:
+            indexer = None
+            if source is not None:
+                indexer = Indexer(store, embedder, source, batch_size=batch)
+            served.append(Served(name, labels[name], hint, source, indexer))
+        return Service(store, embedder, served)
     except BaseException:
+        for one in served:
+            if one.indexer is not None:
+                one.indexer.close()
         store.close()
         raise
-    return Service(store, embedder, served=served)
 
 
 def _stored_name(name: str, stored: Sequence[str]) -> str:
@@ -386,29 +421,10 @@ def _unknown_workspace(name: str | None, names: Sequence[str]) -> str:
     return f"no workspace {name} in the store; it holds {listed}"
 
 
-@dataclass(frozen=True, slots=True)
-class WorkspaceStatus:
-    name: str
-    current: str | None
-    chunks_per_ref: dict[str, int]
-    pinned: list[str]
-    # When the current ref was indexed and what its read skipped (None: not recorded), and the
-    # live pins with their holders and leases.
-    indexed_at: str | None = None
-    skipped: list[Skipped] | None = None
-    pins: list[PinState] = dataclasses.field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class StoreStatus:
-    location: str
-    model_id: str
-    dim: int
-    workspaces: list[WorkspaceStatus]
-
-
-def store_status(config: Config) -> StoreStatus:
-    """What the configured store holds, read without loading any model.
+def store_status(config: Config) -> ServiceState:
+    """What the configured store holds, read without loading any model: per workspace (by its
+    name) its current ref, when that was indexed and what its read skipped, each ref's chunks and
+    the live pins.
 
     Raises:
         StoreError: there is no store there yet, or it cannot be read.
@@ -416,21 +432,9 @@ def store_status(config: Config) -> StoreStatus:
     from docshelf.stores import open_store  # noqa: PLC0415 - see the imports above
 
     with open_store(config.store, model_id=None, dim=None, ef_search=config.ef_search) as store:
-        workspaces = []
-        for name in store.workspaces():
-            kept = recorded(store, name)
-            workspaces.append(
-                WorkspaceStatus(
-                    name,
-                    kept.current,
-                    store.ref_counts(name),
-                    sorted(store.pinned_refs(name)),
-                    kept.indexed_at,
-                    kept.skipped,
-                    kept.pins,
-                )
-            )
-        return StoreStatus(store.location, store.model_id, store.dim, workspaces)
+        workspaces = [workspace_state(store, name) for name in store.workspaces()]
+        text_only = store.model_id == NO_MODEL[0]
+        return ServiceState(store.location, store.model_id, store.dim, text_only, workspaces)
 
 
 def _api_config(

@@ -1,62 +1,59 @@
-"""The service a long-running face holds: the store and the embedder, and each workspace it
-serves (its searcher and, with a source, its indexer). `Service` is everything a face may call:
-search, read and outline (what the tools answer), pins, syncs and warm-up."""
+"""The service a long-running face holds: the store, the embedder and the searcher, and each
+workspace it serves (with a source, its indexer). `Service` is everything a face may call:
+search, read and outline (what the tools answer), pins, syncs, status and warm-up.
+
+Constraints:
+- A call's rules live here, once for one workspace or several: its arguments are checked once,
+  the refs it answers from are chosen once, and a current ref that moves under it is handled
+  once. The searcher ranks; the reading module reads; neither words a message about a workspace.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from docshelf.app.status import (
-    ServiceState,
-    SyncState,
-    WorkspaceState,
-    recorded,
-    sync_state,
-)
+from docshelf.app.status import ServiceState, SyncState, sync_state, workspace_state
 from docshelf.chunking import kind_of
-from docshelf.errors import ConfigError, DocshelfError, NotIndexedError, WorkspaceError
+from docshelf.errors import ConfigError, DocshelfError, NotIndexedError, WorkspaceError, term
+from docshelf.paths import check_path, check_path_filter, selected
 from docshelf.reading import (
     DocsOutline,
-    PathFilter,
     Reading,
     WorkspaceOverview,
     check_line,
-    check_path,
-    check_path_filter,
     narrower_paths,
     no_such_path,
     outline_files,
     read_lines,
-    selected,
     top_folders,
 )
 from docshelf.search import (
     DEFAULT_TOP_K,
-    SHORT_REF,
     Answer,
+    Fusion,
+    Mode,
     Scope,
+    Searcher,
     check_mode,
     check_query,
     check_top_k,
 )
-from docshelf.workspace import COMMIT_ID, shown
+from docshelf.shown import short_ref, shown_value
+from docshelf.workspace import COMMIT_ID
 
 if TYPE_CHECKING:
     from docshelf.embedders import LocalEmbedder, OpenAIEmbedder
     from docshelf.indexer import Indexer, IndexResult
+    from docshelf.paths import PathFilter
     from docshelf.rows import StoredFile
-    from docshelf.search import Searcher
-    from docshelf.stores import SQLiteStore
-    from docshelf.stores.postgres import PostgresStore
+    from docshelf.stores.contract import Store
     from docshelf.workspace import Workspace
 
 Embedder: TypeAlias = "LocalEmbedder | OpenAIEmbedder"
-Store: TypeAlias = "SQLiteStore | PostgresStore"
 
 _log = logging.getLogger("docshelf.app")
 
@@ -67,14 +64,15 @@ _log = logging.getLogger("docshelf.app")
 SEARCH_ATTEMPTS = 3
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Served:
     """One workspace of a service: its name in the store, the short name shown for it
-    (`label`), its searcher and, with a source to sync, the source and its indexer."""
+    (`label`), the command that indexes it (named when nothing is indexed yet) and, with a
+    source to sync, the source and its indexer."""
 
     name: str
     label: str
-    searcher: Searcher
+    index_hint: str = "docshelf index"
     source: Workspace | None = None
     indexer: Indexer | None = None
 
@@ -85,39 +83,27 @@ Pins: TypeAlias = "str | Mapping[str, str] | None"
 
 
 class Service:
-    """What a long-running server needs, built once: the store and the embedder, and for each
-    workspace it serves, its searcher and, with a source to sync, the indexer (background
-    syncs and pins). `search`, `read` and `outline` are what the tools answer."""
+    """What a long-running server needs, built once: the store, the embedder and the searcher,
+    and for each workspace it serves, with a source to sync, the indexer (background syncs and
+    pins). `search`, `read` and `outline` are what the tools answer."""
 
     def __init__(
         self,
         store: Store,
         embedder: Embedder | None,
-        searcher: Searcher | None = None,
-        source: Workspace | None = None,
-        indexer: Indexer | None = None,
+        served: Sequence[Served],
         *,
-        served: Sequence[Served] | None = None,
+        fusion: Fusion | None = None,
     ) -> None:
-        self.store = store
-        self.embedder = embedder
-        if served is None:
-            assert searcher is not None, "a Service needs a searcher or its served workspaces"
-            served = [Served(searcher.workspace, searcher.label, searcher, source, indexer)]
         if not served:
             raise ConfigError("a service needs at least one workspace to serve")
+        self.store = store
+        self.embedder = embedder
+        self.searcher = Searcher(store, embedder, fusion=fusion)
         self.served: list[Served] = list(served)
         self._last_sync: dict[str, SyncState] = {}
 
     # -- one workspace (the first, and for most services the only one) ---------------------
-
-    @property
-    def searcher(self) -> Searcher:
-        return self.served[0].searcher
-
-    @searcher.setter
-    def searcher(self, searcher: Searcher) -> None:
-        self.served[0] = dataclasses.replace(self.served[0], searcher=searcher)
 
     @property
     def source(self) -> Workspace | None:
@@ -144,8 +130,9 @@ class Service:
 
     @property
     def text_only(self) -> bool:
-        """Whether searches match words only (a store made without an embedder)."""
-        return self.searcher.default_mode == "text"
+        """Whether searches match words only (a store made without an embedder, or a service
+        opened without one)."""
+        return self.embedder is None
 
     @property
     def can_sync(self) -> bool:
@@ -161,14 +148,16 @@ class Service:
         if workspace is None:
             if self.several:
                 raise ConfigError(
-                    f"workspace must be named: several are served ({', '.join(self.labels)})"
+                    f"{term('workspace')} must be named: several are served "
+                    f"({', '.join(self.labels)})"
                 )
             return self.served[0]
         for served in self.served:
             if workspace in (served.label, served.name):
                 return served
         raise ConfigError(
-            f"workspace must be one of {', '.join(self.labels)}; got {_shown_arg(workspace)}"
+            f"{term('workspace')} must be one of {', '.join(self.labels)}; got "
+            f"{shown_value(workspace)}"
         )
 
     def _targets(self, workspace: object) -> list[Served]:
@@ -255,7 +244,7 @@ class Service:
             if served is None:
                 if self.several:
                     raise ConfigError(
-                        f"ref {_shown_arg(spec)} must name its workspace as NAME=REV: several "
+                        f"ref {shown_value(spec)} must name its workspace as NAME=REV: several "
                         f"are served ({', '.join(self.labels)})"
                     )
                 served, rev = self.served[0], spec
@@ -272,7 +261,7 @@ class Service:
             DocshelfError: the search failed (nothing indexed, the model or the store).
         """
         for served in self.served:
-            served.searcher.search(query, 1)
+            self.search(query, 1, workspace=served.label)
 
     def resolve(self, rev: str | None, workspace: str | None = None) -> str | None:
         """`rev` as a full commit id: resolved by git when the workspace is a repository (no
@@ -306,7 +295,7 @@ class Service:
         top_k: object = DEFAULT_TOP_K,
         *,
         ref: Pins = None,
-        mode: str | None = None,
+        mode: object = None,
         path: object = None,
         workspace: object = None,
     ) -> Answer:
@@ -323,20 +312,15 @@ class Service:
             NotIndexedError: nothing is indexed for the workspace yet.
             EmbeddingError, StoreError: the embedder or the store failed.
         """
-        chosen = check_path_filter(path)
+        chosen = check_path_filter(path, "search_path")
         targets = self._targets(workspace)
+        text = check_query(query)
+        k = check_top_k(top_k)
+        how = check_mode(mode, self.embedder)
         attempt = 1
         while True:
             try:
-                if len(targets) == 1:
-                    served = targets[0]
-                    pinned = self._pin_of(served, ref)
-                    answer = served.searcher.search(
-                        query, top_k, ref=pinned, mode=mode, path=chosen
-                    )
-                    moved = answer.ref != pinned and answer.ref != self.store.current(served.name)
-                else:
-                    answer, moved = self._search_several(query, top_k, targets, ref, mode, chosen)
+                answer, moved = self._answer(text, k, how, chosen, targets, ref)
             except NotIndexedError:
                 if attempt == SEARCH_ATTEMPTS or all(
                     self.store.current(s.name) is None for s in targets
@@ -348,33 +332,43 @@ class Service:
                     return answer
             attempt += 1
 
-    def _search_several(
+    def _answer(
         self,
-        query: object,
-        top_k: object,
+        text: str,
+        k: int,
+        how: Mode,
+        chosen: PathFilter | None,
         targets: Sequence[Served],
         ref: Pins,
-        mode: str | None,
-        chosen: PathFilter | None,
     ) -> tuple[Answer, bool]:
-        text = check_query(query)
-        k = check_top_k(top_k)
-        first = targets[0].searcher
-        mode_chosen = check_mode(mode or first.default_mode, self.embedder)
-        scopes, notes, refs, unindexed = [], [], {}, []
+        """One try of a search: the ref of each target, the paths `chosen` keeps there, the
+        ranking over all of them; and whether a current ref it answered from has moved since."""
+        one = len(targets) == 1
+        scopes: list[Scope] = []
+        notes: list[str] = []
+        refs: dict[str, str] = {}
+        unindexed: list[str] = []
         pinned_of: dict[str, str | None] = {}
         for served in targets:
             pinned = self._pin_of(served, ref)
             try:
-                answer_ref, note = served.searcher.ref_for(pinned)
+                answer_ref, note = self._ref_for(served, pinned)
             except NotIndexedError:
+                if one:
+                    raise
                 unindexed.append(served.label)
                 continue
             pinned_of[served.name] = pinned
-            paths = None if chosen is None else served.searcher.paths(answer_ref, chosen)
             refs[served.label] = answer_ref
             if note:
                 notes.append(note)
+            paths = None
+            if chosen is not None:
+                files = self.store.files(served.name, answer_ref)
+                paths = [f.path for f in selected(files, chosen)]
+                if not paths and one:
+                    where = _where(served, answer_ref)
+                    raise ConfigError(no_such_path(chosen.text, files, where, prefix=True))
             if paths is None or paths:
                 scopes.append(Scope(served.name, served.label, answer_ref, paths))
         if not refs:
@@ -386,17 +380,46 @@ class Service:
         if chosen is not None and not scopes:
             raise ConfigError(
                 f"no indexed doc is under {chosen.text!r} in any served workspace "
-                f"({', '.join(refs)}); call docs_outline to see where the docs are"
+                f"({', '.join(refs)}); call {term('docs_outline')} to see where the docs are"
             )
         if unindexed:
             notes.append("Not indexed yet, so not searched: " + ", ".join(unindexed) + ".")
-        hits = first.rank_scopes(text, scopes, k, mode_chosen)
+        hits = self.searcher.rank_scopes(text, scopes, k, how)
         moved = any(
             s.ref != pinned_of[s.workspace] and s.ref != self.store.current(s.workspace)
             for s in scopes
         )
-        answer = Answer("", "", text, mode_chosen, " ".join(notes) or None, hits, refs)
-        return answer, moved
+        note = " ".join(notes) or None
+        if one:
+            return Answer(targets[0].label, scopes[0].ref, text, how, note, hits), moved
+        return Answer("", "", text, how, note, hits, refs), moved
+
+    def _ref_for(
+        self, served: Served, pinned: str | None, what: str = "these excerpts"
+    ) -> tuple[str, str | None]:
+        """The ref to answer from: `pinned` when it is indexed, else the current ref, with a
+        note naming both commits, so that the model never takes another commit's docs for the
+        one it investigates.
+
+        Raises:
+            NotIndexedError: nothing is indexed for the workspace yet.
+        """
+        current = self.store.current(served.name)
+        if pinned is not None and self.store.has_chunks(served.name, pinned):
+            return pinned, None
+        if current is None or not self.store.has_chunks(served.name, current):
+            raise NotIndexedError(
+                f"the documentation of {served.name} is not indexed yet; index it with "
+                f"{served.index_hint}, then ask again"
+            )
+        if pinned is None or pinned == current:
+            return current, None
+        note = (
+            f"Note: this session is pinned to commit {short_ref(pinned)}, which has no indexed "
+            f"documentation; {what} come from the current commit {short_ref(current)} "
+            "instead and may differ from the pinned commit's docs."
+        )
+        return current, note
 
     def read(
         self,
@@ -449,7 +472,7 @@ class Service:
         """
         chosen = check_path_filter(path)
         if workspace is None and chosen is None and self.several:
-            return [self._overview(served, self._pin_of(served, ref)) for served in self.served]
+            return self.overview(ref)
         if workspace is None and self.several:
             assert chosen is not None
             served = self._holder(ref, lambda files: bool(selected(files, chosen)), chosen.text)
@@ -496,15 +519,24 @@ class Service:
             return holders[0]
         if holders:
             raise ConfigError(
-                f"{_shown_arg(path)} is in the docs of "
+                f"{shown_value(path)} is in the docs of "
                 + " and ".join(h.label for h in holders)
-                + "; name one as workspace"
+                + f"; name one as {term('workspace')}"
             )
         raise ConfigError(
-            f"{_shown_arg(path)} is not an indexed doc of any served workspace "
-            f"({', '.join(self.labels)}); call docs_outline to see their docs, and name the "
-            "workspace"
+            f"{shown_value(path)} is not an indexed doc of any served workspace "
+            f"({', '.join(self.labels)}); call {term('docs_outline')} to see their docs, and name "
+            f"the {term('workspace')}"
         )
+
+    def overview(self, ref: Pins = None) -> list[WorkspaceOverview]:
+        """Each served workspace at a glance, at its pinned (else current) commit: what the
+        tools' descriptions say is served.
+
+        Raises:
+            StoreError: the store cannot be read.
+        """
+        return [self._overview(served, self._pin_of(served, ref)) for served in self.served]
 
     def _overview(self, served: Served, pinned: str | None) -> WorkspaceOverview:
         try:
@@ -512,17 +544,20 @@ class Service:
         except NotIndexedError:
             return WorkspaceOverview(served.label, None, 0, [])
         files = self.store.files(served.name, answer_ref)
-        return WorkspaceOverview(served.label, answer_ref, len(files), top_folders(files))
+        kinds = sorted({kind_of(f.path) or "text" for f in files})
+        return WorkspaceOverview(
+            served.label, answer_ref, len(files), top_folders(files), tuple(kinds)
+        )
 
     def _files_ref(
         self, served: Served, pinned: str | None, what: str = "these files"
     ) -> tuple[str, str | None]:
-        answer_ref, note = served.searcher.ref_for(pinned, what)
+        answer_ref, note = self._ref_for(served, pinned, what)
         if not self.store.has_files(served.name, answer_ref):
             raise NotIndexedError(
-                f"commit {answer_ref[:SHORT_REF]} of {served.label} was indexed before docshelf "
+                f"commit {short_ref(answer_ref)} of {served.label} was indexed before docshelf "
                 f"kept the text of each file, so it cannot be read or outlined yet; run "
-                f"{served.searcher.index_hint}"
+                f"{served.index_hint}"
                 + (
                     " to fill them in (its vectors are reused), then ask again"
                     if answer_ref == self.store.current(served.name)
@@ -543,7 +578,7 @@ class Service:
         if served.source is None or served.indexer is None:
             raise ConfigError("nothing to sync: give the repository (SOURCE) to serve")
         try:
-            ref = served.source.sync()
+            ref = served.indexer.sync()
         except DocshelfError as e:
             _log.error("syncing %s: %s", served.label, e)
             self._last_sync[served.label] = sync_state(None, f"syncing {served.label}: {e}")
@@ -564,23 +599,17 @@ class Service:
         Raises:
             StoreError: the store cannot be read.
         """
-        store = self.store
-        states = []
-        for s in self.served:
-            kept = recorded(store, s.name)
-            states.append(
-                WorkspaceState(
-                    s.label,
-                    s.name,
-                    kept.current,
-                    kept.indexed_at,
-                    store.ref_counts(s.name),
-                    kept.pins,
-                    kept.skipped,
-                    s.source is not None and s.indexer is not None,
-                    self._last_sync.get(s.label),
-                )
+        states = [
+            workspace_state(
+                self.store,
+                s.name,
+                s.label,
+                syncs=s.source is not None and s.indexer is not None,
+                last_sync=self._last_sync.get(s.label),
             )
+            for s in self.served
+        ]
+        store = self.store
         return ServiceState(store.location, store.model_id, store.dim, self.text_only, states)
 
     def close(self) -> None:
@@ -618,15 +647,7 @@ class _LazyTexts(Sequence[tuple["StoredFile", "str | None"]]):
 
 
 def _where(served: Served, ref: str) -> str:
-    return f"{served.label} at commit {ref[:SHORT_REF]}"
-
-
-def _shown_arg(value: object) -> str:
-    if isinstance(value, str):
-        text = shown(value)
-        return repr(text if len(text) <= 80 else text[:77] + "...")
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return f"{served.label} at commit {short_ref(ref)}"
 
 
 def _nothing() -> None:

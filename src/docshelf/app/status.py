@@ -11,13 +11,12 @@ Constraints:
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from docshelf.workspace import Skipped
+from docshelf.workspace import Skipped, skipped_from_record
 
 if TYPE_CHECKING:
     from docshelf.indexer import IndexResult
@@ -78,27 +77,36 @@ class _Store(Protocol):
 
     def pins(self, workspace: str) -> list[tuple[str, str, float]]: ...
 
-
-@dataclass(frozen=True, slots=True)
-class Recorded:
-    """What the store holds of a workspace's state: its current ref, when that was indexed,
-    what its read skipped (None: not recorded) and the live pins."""
-
-    current: str | None
-    indexed_at: str | None
-    skipped: list[Skipped] | None
-    pins: list[PinState]
+    def ref_counts(self, workspace: str) -> dict[str, int]: ...
 
 
-def recorded(store: _Store, workspace: str) -> Recorded:
-    """The workspace's state as the store records it.
+def workspace_state(
+    store: _Store,
+    name: str,
+    label: str | None = None,
+    *,
+    syncs: bool = False,
+    last_sync: SyncState | None = None,
+) -> WorkspaceState:
+    """A workspace's state as the store records it (`label`: its shown name, default `name`),
+    with this process's part: whether it syncs the workspace and its last sync.
 
     Raises:
         StoreError: the store cannot be read.
     """
-    current = store.current(workspace)
-    indexed_at, skipped = (None, None) if current is None else store.ref_report(workspace, current)
-    return Recorded(current, indexed_at, skipped_of(skipped), live_pins(store.pins(workspace)))
+    current = store.current(name)
+    indexed_at, skipped = (None, None) if current is None else store.ref_report(name, current)
+    return WorkspaceState(
+        label or name,
+        name,
+        current,
+        indexed_at,
+        store.ref_counts(name),
+        live_pins(store.pins(name)),
+        skipped_from_record(skipped),
+        syncs,
+        last_sync,
+    )
 
 
 def now_iso() -> str:
@@ -119,13 +127,6 @@ def sync_state(result: IndexResult | None, failure: str | None) -> SyncState:
         result.reused,
         round(result.seconds, 3),
     )
-
-
-def skipped_of(recorded: str | None) -> list[Skipped] | None:
-    """The skipped files a store recorded for a ref (indexer.skipped_json), None if none were."""
-    if recorded is None:
-        return None
-    return [Skipped(str(s["path"]), str(s["reason"])) for s in json.loads(recorded)]
 
 
 def live_pins(rows: list[tuple[str, str, float]]) -> list[PinState]:

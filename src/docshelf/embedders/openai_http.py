@@ -71,6 +71,11 @@ RETRY_STATUSES = frozenset({408, 409, 429})
 class OpenAIEmbedder:
     """Embeds by POSTing batches of texts to `{base_url}/embeddings`."""
 
+    # An endpoint states no budget for the indexer's batches: its batch size alone bounds them.
+    batch_chars: int | None = None
+    batch_text_chars: int | None = None
+    batch_texts: int | None = None
+
     def __init__(
         self,
         base_url: str,
@@ -149,6 +154,10 @@ class OpenAIEmbedder:
             for number, start in enumerate(starts, 1)
         ]
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def embed_documents(self, texts: list[str]) -> Vector:
+        """The indexer's batches: as `embed`, the one path an endpoint has."""
+        return self.embed(texts)
 
     def close(self) -> None:
         self._client.close()

@@ -2,11 +2,12 @@
 builds (one workspace or several), spoken on stdio or on streamable HTTP at /mcp.
 
 Constraints:
-- A thin adapter: app.Service validates, ranks, reads and renders. This package turns an answer
-  into a tool result (the rendered text, and the same data as structured content) and each
+- A thin adapter: app.Service validates, ranks and reads; present.py renders. This package turns
+  an answer into a tool result (the rendered text, and the same data as structured content) and each
   failure the model can act on (a refused argument, an argument the schema does not name, a path
   that is not an indexed doc, the embedder, the store, an empty index) into an error result
-  whose text says what to do next. An unknown tool is a protocol error, as in the seed.
+  whose text says what to do next. An unknown tool is a protocol error, not an error result:
+  the call could not be attempted at all, and nothing in it is the model's to fix.
 - Built on the SDK's low-level Server, not MCPServer: MCPServer validates the arguments with
   pydantic first (its messages, and JSON inside strings parsed) and answers an unknown tool with
   an error result, while docs_search's arguments must reach check_query and check_top_k raw.
@@ -78,7 +79,6 @@ from docshelf.mcp_server.tool import (
     build_server,
     describe,
     error_result,
-    failure_text,
     unknown_arguments,
 )
 
@@ -113,7 +113,6 @@ __all__ = [
     "check_http_options",
     "describe",
     "error_result",
-    "failure_text",
     "is_loopback",
     "listen",
     "normal_origin",

@@ -44,9 +44,9 @@ from docshelf.app import Pins, Service
 from docshelf.config import DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT
 from docshelf.errors import ConfigError
 from docshelf.mcp_server.session_pins import _SessionPins
-from docshelf.mcp_server.tool import MCP_PATH, TOOL_NAMES, build_server, clip
+from docshelf.mcp_server.tool import MCP_PATH, TOOL_NAMES, build_server
+from docshelf.present import clip, shown
 from docshelf.web import PAGE_PATH, SECURITY_HEADERS, is_public, web_routes
-from docshelf.workspace import shown
 
 log = logging.getLogger("docshelf.mcp")
 

@@ -6,8 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from docshelf.reading import MAX_LINE_NUMBER, MAX_PATH_BYTES, READ_MAX_BYTES, READ_MAX_LINES
-from docshelf.search import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K
+from docshelf.app import (
+    DEFAULT_TOP_K,
+    MAX_LINE_NUMBER,
+    MAX_PATH_BYTES,
+    MAX_TOP_K,
+    MIN_TOP_K,
+    READ_MAX_BYTES,
+    READ_MAX_LINES,
+)
 
 _PATH_WORDS = (
     "relative to the repository, exactly as the hits show it ('docs/runbooks/payments.md')"
@@ -99,6 +106,16 @@ _HIT_PROPERTIES = {
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
+        "workspace": {
+            "type": ["string", "null"],
+            "description": "The workspace the excerpts come from (null when several answer: "
+            "each hit names its own).",
+        },
+        "mode": {
+            "type": "string",
+            "enum": ["hybrid", "vector", "text"],
+            "description": "How the excerpts were ranked: by meaning and words, meaning, or words.",
+        },
         "ref": {
             "type": ["string", "null"],
             "description": "The commit the excerpts come from (null when several workspaces "

@@ -30,8 +30,7 @@ from docshelf.mcp_server.http import (
 )
 from docshelf.mcp_server.stdio import _serve_stdio
 from docshelf.mcp_server.tool import build_server
-from docshelf.search import SHORT_REF
-from docshelf.workspace import shown
+from docshelf.present import SHORT_REF, shown
 
 log = logging.getLogger("docshelf.mcp")
 

@@ -29,8 +29,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from docshelf.app import Pins
 from docshelf.errors import DocshelfError
-from docshelf.mcp_server.tool import MCP_PATH, PINNED_REF, clip
-from docshelf.search import SHORT_REF
+from docshelf.mcp_server.tool import MCP_PATH, PINNED_REF
+from docshelf.present import SHORT_REF, clip
 
 log = logging.getLogger("docshelf.mcp")
 

@@ -25,7 +25,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
-from docshelf.search import SHOWN_INT_DIGITS
+from docshelf.present import SHOWN_INT_DIGITS
 
 if TYPE_CHECKING:
     from typing import Self

@@ -2,8 +2,9 @@
 names, schemas and descriptions), and how an answer or a failure becomes a tool result.
 
 Constraints:
-- A thin adapter: app.Service validates, ranks, reads and renders. An answer becomes the rendered
-  text and the same data as structured content; each failure the model can act on (a refused
+- A thin adapter: app.Service validates, ranks and reads; present.py renders, in the tools' own
+  words (top_k, docs_outline). An answer becomes the rendered text and the same data as
+  structured content; each failure the model can act on (a refused
   argument, an argument the schema does not name, a path that was not indexed, the embedder, the
   store, an empty index) becomes an error result whose text says what to do next. An unknown
   tool is a protocol error.
@@ -38,8 +39,20 @@ from mcp.types import (
 from starlette.requests import Request
 
 from docshelf import __version__
-from docshelf.app import DocsOutline, Pins, Reading, Service, WorkspaceOverview
-from docshelf.errors import ConfigError, DocshelfError, EmbeddingError, NotIndexedError, StoreError
+from docshelf.app import (
+    DEFAULT_TOP_K,
+    MAX_TOP_K,
+    MIN_TOP_K,
+    READ_MAX_BYTES,
+    READ_MAX_LINES,
+    Answer,
+    DocsOutline,
+    Pins,
+    Reading,
+    Service,
+    WorkspaceOverview,
+)
+from docshelf.errors import DocshelfError
 from docshelf.mcp_server.schemas import (
     INPUT_SCHEMA,
     OUTLINE_OUTPUT_SCHEMA,
@@ -49,17 +62,20 @@ from docshelf.mcp_server.schemas import (
     READ_SCHEMA,
     with_workspaces,
 )
-from docshelf.reading import (
-    READ_MAX_BYTES,
-    READ_MAX_LINES,
+from docshelf.present import (
+    MCP,
+    answer_data,
+    clip,
+    describe_docs,
+    failure_text,
     outline_data,
     reading_data,
+    render_answer,
     render_outline,
-    render_overview,
     render_reading,
+    short_ref,
+    shown,
 )
-from docshelf.search import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K, SHORT_REF, Answer, render
-from docshelf.workspace import shown
 
 log = logging.getLogger("docshelf.mcp")
 
@@ -91,27 +107,29 @@ _TITLES = {
 }
 
 
-def describe(workspace: str, commit: str | None, *, pinned: bool, text_only: bool) -> str:
-    """docs_search's description: what the documentation covers, and when to call the tool."""
-    return _search_words(f"the repository {shown(workspace)} ({_at(commit, pinned)})", text_only)
+def describe(view: WorkspaceOverview, name: str, *, pinned: bool, text_only: bool) -> str:
+    """docs_search's description: what is served (the repository, its commit, its docs), and
+    when to call the tool."""
+    return _search_words(f"the repository {shown(name)} ({_at(view, pinned)})", text_only)
 
 
-def describe_several(commits: dict[str, tuple[str | None, bool]], *, text_only: bool) -> str:
-    """docs_search's description for several workspaces (each with its commit and whether it
-    is pinned)."""
-    listed = "; ".join(f"{name} ({_at(c, p)})" for name, (c, p) in commits.items())
+def describe_several(views: list[WorkspaceOverview], pinned: set[str], *, text_only: bool) -> str:
+    """docs_search's description for several workspaces (each with its commit, whether it is
+    pinned, and its docs)."""
+    listed = "; ".join(f"{v.workspace} ({_at(v, v.workspace in pinned)})" for v in views)
     return _search_words(f"the repositories {listed}", text_only) + (
         " Without workspace, every repository is searched and the excerpts are ranked "
         "together; each names its workspace."
     )
 
 
-def _at(commit: str | None, pinned: bool) -> str:
-    if commit is None:
+def _at(view: WorkspaceOverview, pinned: bool) -> str:
+    if view.ref is None:
         return "nothing of it is indexed yet"
+    docs = describe_docs(view)
     if pinned:
-        return f"at commit {commit[:SHORT_REF]}, which this session is pinned to"
-    return f"at commit {commit[:SHORT_REF]}, the latest indexed"
+        return f"at commit {short_ref(view.ref)}, which this session is pinned to: {docs}"
+    return f"at commit {short_ref(view.ref)}, the latest indexed: {docs}"
 
 
 def _search_words(what: str, text_only: bool) -> str:
@@ -126,11 +144,9 @@ def _search_words(what: str, text_only: bool) -> str:
             "names, flags or error codes in the query."
         )
     return (
-        f"Search the documentation of {what}: how its "
-        "services and components work, who owns them, runbooks and on-call steps, setup, "
-        "configuration, decisions and troubleshooting. Call it whenever you need what the "
-        "repository's docs say, before guessing about ownership, procedures or how something "
-        f"works. {matching} Returns up to top_k excerpts (default {DEFAULT_TOP_K}, at most "
+        f"Search the documentation of {what}. Call it whenever you need what the repository's "
+        "docs say, before guessing how something works, is set up or is done. "
+        f"{matching} Returns up to top_k excerpts (default {DEFAULT_TOP_K}, at most "
         f"{MAX_TOP_K}), each with its file path, line range and section heading; cite them as "
         "path:lines. Give path to search one folder or file pattern only. Then read around an "
         f"excerpt with {READ_TOOL}."
@@ -167,22 +183,15 @@ def describe_outline(where: str, several: bool) -> str:
 def answer_result(answer: Answer) -> CallToolResult:
     """A search's answer as the tool's result: the rendered text, and the hits as structured
     content for clients that read it."""
-    structured: dict[str, Any] = {
-        "ref": answer.ref or None,
-        "query": answer.query,
-        "note": answer.note,
-        "hits": [dataclasses.asdict(hit) for hit in answer.hits],
-    }
-    if answer.refs:
-        structured["refs"] = dict(answer.refs)
     return CallToolResult(
-        content=[TextContent(type="text", text=render(answer))], structured_content=structured
+        content=[TextContent(type="text", text=render_answer(answer))],
+        structured_content=answer_data(answer),
     )
 
 
 def read_result(reading: Reading, label: str | None) -> CallToolResult:
     return CallToolResult(
-        content=[TextContent(type="text", text=render_reading(reading, label))],
+        content=[TextContent(type="text", text=render_reading(reading, MCP, label))],
         structured_content=reading_data(reading),
     )
 
@@ -190,31 +199,15 @@ def read_result(reading: Reading, label: str | None) -> CallToolResult:
 def outline_result(
     outline: DocsOutline | list[WorkspaceOverview], label: str | None
 ) -> CallToolResult:
-    text = render_overview(outline) if isinstance(outline, list) else render_outline(outline, label)
     return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=outline_data(outline)
+        content=[TextContent(type="text", text=render_outline(outline, MCP, label))],
+        structured_content=outline_data(outline),
     )
 
 
 def error_result(text: str) -> CallToolResult:
     """A failure the model can act on: an error result whose text says what to do next."""
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-
-
-def failure_text(e: DocshelfError, tool: str = TOOL_NAME) -> str:
-    """What the model reads when a tool fails: the cause, and what to do next."""
-    if isinstance(e, ConfigError | NotIndexedError):
-        return str(e)  # a refused argument (with its bound), or how to index the docs
-    if isinstance(e, EmbeddingError):
-        part = "could not embed the query"
-    elif isinstance(e, StoreError):
-        part = "could not read the documentation index"
-    else:
-        part = "failed"
-    return (
-        f"{tool} {part}: {e}. Try again in a minute; if it fails again, go on without the "
-        f"documentation and tell the user that {tool} is failing."
-    )
 
 
 def unknown_arguments(
@@ -232,10 +225,8 @@ def unknown_arguments(
     words = {**_ARGUMENT_WORDS, **_TOOL_ARGUMENT_WORDS.get(tool, {})}
     names = [f"{name} ({words[name]})" if name in words else name for name in known]
     takes = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    return (
-        f"unknown argument{'s' if len(unknown) > 1 else ''} {shown_names}: {tool} takes "
-        f"{takes} only. Ask again with those"
-    )
+    noun = "argument" if len(unknown) == 1 else "arguments"
+    return f"unknown {noun} {shown_names}: {tool} takes {takes} only. Ask again with those"
 
 
 _ARGUMENT_WORDS = {
@@ -249,10 +240,10 @@ _ARGUMENT_WORDS = {
 _TOOL_ARGUMENT_WORDS = {READ_TOOL: {"path": "the file to read"}}
 
 
-def clip(text: str) -> str:
-    """`text` as logs and answers show a client's input: escaped, and cut at 80 characters."""
-    text = shown(text)
-    return text if len(text) <= 80 else text[:77] + "..."
+def _pinned_view(view: WorkspaceOverview, ref: Pins, label: str) -> WorkspaceOverview:
+    """The view named by the commit a session is pinned to."""
+    pinned = ref if isinstance(ref, str) else (ref or {}).get(label)
+    return view if pinned is None else dataclasses.replace(view, ref=pinned)
 
 
 class DocsTool:
@@ -277,26 +268,32 @@ class DocsTool:
                 return {**base, **pinned}
         return self._ref
 
-    def _commit(self, label: str, ref: Pins) -> tuple[str | None, bool]:
-        pinned = ref if isinstance(ref, str) else (ref or {}).get(label)
-        if pinned is not None:
-            return pinned, True
-        return self._service.current(label), False
-
     def listing(self, ref: Pins) -> list[Tool]:
-        """The tools as tools/list shows them to a session answering from `ref`."""
+        """The tools as tools/list shows them to a session answering from `ref`: each says
+        which repositories it serves, at which commits, and what their docs are."""
         service = self._service
         labels = service.labels
+        views = service.overview(ref)
+        pinned = {
+            label
+            for label in labels
+            if (ref if isinstance(ref, str) else (ref or {}).get(label)) is not None
+        }
+        # A pinned commit that is not indexed is still the one named: the answers say so.
+        views = [
+            v if v.workspace not in pinned else _pinned_view(v, ref, v.workspace) for v in views
+        ]
         if service.several:
-            commits = {label: self._commit(label, ref) for label in labels}
-            search = describe_several(commits, text_only=service.text_only)
+            search = describe_several(views, pinned, text_only=service.text_only)
             where = "the repositories " + ", ".join(
-                f"{label} ({_at(c, p)})" for label, (c, p) in commits.items()
+                f"{v.workspace} ({_at(v, v.workspace in pinned)})" for v in views
             )
         else:
-            commit, pinned = self._commit(labels[0], ref)
-            search = describe(service.workspace, commit, pinned=pinned, text_only=service.text_only)
-            where = f"the repository {shown(service.workspace)} ({_at(commit, pinned)})"
+            view = views[0]
+            search = describe(
+                view, service.workspace, pinned=bool(pinned), text_only=service.text_only
+            )
+            where = f"the repository {shown(service.workspace)} ({_at(view, bool(pinned))})"
         descriptions = {
             TOOL_NAME: search,
             READ_TOOL: describe_read(where),
@@ -358,7 +355,7 @@ class DocsTool:
             return outline_result(outline, shown_label)
         except DocshelfError as e:
             log.info("%s refused or failed: %s", tool, e)
-            return error_result(failure_text(e, tool))
+            return error_result(failure_text(e, MCP, tool))
         except Exception:  # a bug: the model still gets an answer it can act on
             log.exception("%s failed unexpectedly", tool)
             return error_result(

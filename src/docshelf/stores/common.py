@@ -1,7 +1,8 @@
 """What both stores check alike, written once so that they answer alike, in the same words.
 
-- Opening: model and width come together or not at all; a schema newer than this docshelf is
-  refused; a store made for another model or width is refused, saying how to start over.
+- Opening: model and width come together or not at all; a place without a store is refused
+  where none may be made; a schema newer than this docshelf is refused; a store made for
+  another model or width is refused, saying how to start over.
 - Rows: a store with a model takes only rows with a float32 unit vector of its width; a store
   made without embeddings (the none embedder: width 0) takes only rows without one.
 - Queries: a store without embeddings refuses a vector search; a query vector of another width
@@ -50,8 +51,9 @@ def check_open_arguments(model_id: str | None, dim: int | None) -> None:
 
 
 def no_store(where: str) -> StoreError:
-    """The error for opening, without a model, a place that holds no store: `where` is "at
-    PATH" or "in the database at URL"."""
+    """The error for opening a place that holds no store where none may be made (no model
+    given, or `create` false), naming the command that makes one: `where` is "at PATH" or "in
+    the database at URL"."""
     return StoreError(
         f"no docshelf store {where}: nothing is indexed there yet. Check --store and "
         "DOCSHELF_STORE, or index into this store first with docshelf index"

@@ -171,15 +171,19 @@ class PostgresStore(PooledConnections):
         model_id: str | None,
         dim: int | None,
         ef_search: int | None = None,
+        create: bool = True,
     ) -> PostgresStore:
-        """Open the store in the database at `url`, creating it for `model_id`/`dim` if needed.
+        """Open the store in the database at `url`, creating it for `model_id`/`dim` if needed
+        and `create` is true; otherwise no table is made in a database that holds no store.
 
         Raises:
-            StoreError: the server cannot be reached, the database holds no store and no model
-                is given, or it holds one made for another model or width.
+            StoreError: the server cannot be reached, the database holds no store and none may
+                be made (no model given, or `create` false), or it holds one made for another
+                model or width.
             ConfigError: `dim` or `ef_search` is outside what pgvector supports.
         """
         check_open_arguments(model_id, dim)
+        create = create and model_id is not None
         if dim is not None:
             check_width(dim)
         ef = DEFAULT_EF_SEARCH if ef_search is None else check_ef_search(ef_search)
@@ -207,7 +211,7 @@ class PostgresStore(PooledConnections):
         try:
             with conn:
                 stored_model, stored_dim = prepare(
-                    conn, location, migrations(MIGRATIONS), model_id, dim
+                    conn, location, migrations(MIGRATIONS), model_id, dim, create=create
                 )
                 postgres_text.make_terms(conn)
         except psycopg.Error as e:

@@ -56,17 +56,19 @@ def prepare(
     known: Sequence[tuple[int, str, str]],
     model_id: str | None,
     dim: int | None,
+    *,
+    create: bool,
 ) -> tuple[str, int]:
     """Apply the migrations of `known` that the store lacks; returns the stored model and width.
 
     `conn` is in autocommit mode, so that each migration is a transaction of its own.
 
     Raises:
-        StoreError: the database holds no store and no model is given, holds a newer schema
-            than `known`, or holds a damaged store.
+        StoreError: the database holds no store and may not have one made (`create` false, or
+            no model given), holds a newer schema than `known`, or holds a damaged store.
     """
     applied = _applied(conn)
-    if not applied and model_id is None:
+    if not applied and (not create or model_id is None):
         raise no_store(f"in the database at {location}")
     check_schema(location, applied, [v for v, _, _ in known])
     if not applied.issuperset(v for v, _, _ in known):

@@ -6,23 +6,23 @@
   kept in memory, and never stale (sqlite_vectors.py).
 - Full text: BM25 over each ref's inverted lists of the terms of path, heading and content
   (stores/terms.py, stores/bm25.py: the terms, lists and scoring PostgreSQL has too), kept as
-  blobs per ref and term (term_lists) and written in the transaction of the ref's chunks; a
-  query leaves out the terms half the chunks hold.
+  blobs per ref and term (term_lists) and written in the transaction of the ref's chunks
+  (sqlite_text.py); a query leaves out the terms half the chunks hold.
 - Each indexed file's text is kept per ref, each distinct text once (file_texts, by its hash;
   ref_files lists each ref's files), written in the transaction of the ref's chunks.
 - A search limited to a set of paths ranks only their chunks, scored as in a search of the whole
   ref: the vector search masks the cached matrix, the text search keeps only the subset's ids
-  of each list (found through the (workspace, ref, path) index, by a json_each() of the paths).
+  of each list.
 - Each thread has its own connection: sqlite3 connections must not be shared across threads.
 - Pins are rows whose lease is unix seconds from time.time(); a prune reads them inside its own
   IMMEDIATE transaction, which every other writer (add_pin among them) waits for.
-- The indexing lock of a workspace is an flock on a file beside the database (sqlite_lock.py).
+- The indexing lock of a workspace is an flock on a file in this user's runtime folder, never
+  beside the database (sqlite_lock.py).
 - The checks of arguments, rows and query vectors are both stores' (common.py).
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import tempfile
 import threading
@@ -31,14 +31,12 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from docshelf.errors import StoreError
 from docshelf.rows import ChunkRow, FileRow, StoredFile, StoredHit, Vector
-from docshelf.stores import bm25, sqlite_lock
-from docshelf.stores.bm25 import TermList
+from docshelf.stores import bm25, sqlite_lock, sqlite_text
 from docshelf.stores.common import (
     check_lease,
     check_model,
@@ -49,16 +47,9 @@ from docshelf.stores.common import (
     row_embedding,
 )
 from docshelf.stores.migrations import migrations
-from docshelf.stores.sqlite_schema import (
-    ChunkEntry,
-    chunk_terms,
-    make_terms,
-    migrate,
-    now,
-    write_lists,
-)
+from docshelf.stores.sqlite_schema import migrate, now
+from docshelf.stores.sqlite_text import ChunkEntry, chunk_terms, write_term_lists
 from docshelf.stores.sqlite_vectors import MatrixCache, top_k
-from docshelf.stores.terms import query_terms
 
 # Seconds a connection waits for another process's write to finish before it gives up: an index
 # write of a large ref takes a few seconds; a minute means something is stuck.
@@ -70,14 +61,10 @@ BUSY_TIMEOUT_SECONDS = 60.0
 # until BUSY_TIMEOUT_SECONDS have passed.
 WAL_RETRY_SECONDS = 0.01
 
-# Chunk ids read per statement (SQLite allows 32766 parameters in one).
-MAX_IDS_PER_READ = 8000
-
 # Files written per executemany of a replace: the texts of a batch are held in memory at once.
 FILE_BATCH = 500
 
 _SELECT_HIT = f"SELECT {bm25.HIT_COLUMNS} FROM chunks"
-_SELECT_PLACE = f"SELECT {bm25.PLACE_COLUMNS} FROM chunks"
 
 
 class SQLiteStore:
@@ -107,17 +94,21 @@ class SQLiteStore:
         *,
         model_id: str | None,
         dim: int | None,
+        create: bool = True,
     ) -> SQLiteStore:
-        """Open the store at `path`, creating it for `model_id`/`dim` when it does not exist.
+        """Open the store at `path`, creating it for `model_id`/`dim` when it does not exist and
+        `create` is true; otherwise nothing is made there, not even its folder.
 
         Raises:
             StoreError: the file cannot be opened or created, is not a docshelf store, or was
-                created for another model or width; or it does not exist and no model is given.
+                created for another model or width; or it holds no store and none may be
+                made (no model given, or `create` false).
         """
         check_open_arguments(model_id, dim)
+        create = create and model_id is not None
+        if not create and _holds_nothing(path):
+            raise no_store(f"at {path}")
         if not path.exists():
-            if model_id is None:
-                raise no_store(f"at {path}")
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
@@ -127,7 +118,7 @@ class SQLiteStore:
                 ) from e
         store = cls(path, model_id or "", dim or 0)
         try:
-            store._migrate(model_id, dim)
+            store._migrate(model_id, dim, create=create)
         except BaseException:
             store.close()
             raise
@@ -199,10 +190,12 @@ class SQLiteStore:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
 
-    def _migrate(self, model_id: str | None, dim: int | None) -> None:
+    def _migrate(self, model_id: str | None, dim: int | None, *, create: bool) -> None:
         with self._transaction("upgrading the schema") as conn:
-            stored = migrate(conn, self.location, migrations("sqlite"), model_id, dim)
-            make_terms(conn)
+            stored = migrate(
+                conn, self.location, migrations("sqlite"), model_id, dim, create=create
+            )
+            sqlite_text.make_terms(conn)
         check_model(
             self.location,
             stored,
@@ -260,7 +253,7 @@ class SQLiteStore:
                     assert cursor.lastrowid is not None
                     yield chunk_terms(cursor.lastrowid, row.path, row.heading, row.content)
 
-            write_lists(conn, workspace, ref, written())
+            write_term_lists(conn, workspace, ref, written())
             conn.execute("DELETE FROM ref_files WHERE workspace = ? AND ref = ?", (workspace, ref))
             remaining = iter(files)
             while batch := list(islice(remaining, FILE_BATCH)):
@@ -455,8 +448,8 @@ class SQLiteStore:
 
         Raises:
             ConfigError: the timeout is negative or not a number.
-            StoreError: another holder kept the lock for the whole wait, or its file beside the
-                store cannot be opened.
+            StoreError: another holder kept the lock for the whole wait, or its file in the
+                runtime folder cannot be opened.
         """
         with sqlite_lock.workspace_lock(self.path, self.location, workspace, timeout_seconds):
             yield
@@ -606,79 +599,30 @@ class SQLiteStore:
     ) -> list[StoredHit]:
         """The k chunks of `ref` that best match the words of `query` by BM25, best first; with
         `paths`, the k best of the chunks of those paths, each scored as in a search of all
-        (the statistics are the ref's either way).
+        (the statistics are the ref's either way): see sqlite_text.py.
 
-        The ref's lists of the query's terms are read through their index and scored with numpy
-        (stores/bm25.py): the cost is the length of those lists. Only the chunks scoring at
-        least the k-th best are read, their paths first to break ties by path and chunk.
+        Raises:
+            StoreError: the store cannot be read.
         """
-        asked = query_terms(query)
-        if not asked or k < 1 or (paths is not None and not paths):
+        if k < 1 or (paths is not None and not paths):
             return []
         conn = self._connect()
         with self._errors("searching the full-text index"), _snapshot(conn):
-            return _text_hits(conn, workspace, ref, asked, k, paths)
+            return sqlite_text.search_text(conn, workspace, ref, query, k, paths)
 
     def _forget(self, workspace: str, ref: str) -> None:
         self._matrices.forget(workspace, ref)
 
 
-def _text_hits(
-    conn: sqlite3.Connection,
-    workspace: str,
-    ref: str,
-    asked: Sequence[str],
-    k: int,
-    paths: Collection[str] | None,
-) -> list[StoredHit]:
-    """The k best chunks of `ref` (of `paths`) for the terms `asked`, best first."""
-    stats = conn.execute(
-        "SELECT chunks, length FROM ref_stats WHERE workspace = ? AND ref = ?", (workspace, ref)
-    ).fetchone()
-    if stats is None:
-        return []
-    of_ref = (workspace, ref)
-    held = dict(
-        conn.execute(
-            "SELECT term, chunks FROM term_lists WHERE workspace = ? AND ref = ? "
-            f"AND term IN ({','.join('?' * len(asked))})",
-            (*of_ref, *asked),
-        ).fetchall()
-    )
-    among = None
-    if paths is not None:
-        subset = json.dumps(sorted(set(paths)), ensure_ascii=False)
-        among = np.array(
-            conn.execute(
-                "SELECT id FROM chunks WHERE workspace = ? AND ref = ? "
-                "AND path IN (SELECT value FROM json_each(?)) ORDER BY id",
-                (*of_ref, subset),
-            ).fetchall(),
-            dtype=np.int64,
-        ).reshape(-1)
-
-    def read(terms: list[str]) -> Iterator[tuple[str, TermList]]:
-        rows = conn.execute(
-            "SELECT term, ids, tfs, lengths FROM term_lists WHERE workspace = ? AND ref = ? "
-            f"AND term IN ({','.join('?' * len(terms))})",
-            (*of_ref, *terms),
-        )
-        return ((term, TermList.of_blobs(*blobs)) for term, *blobs in rows)
-
-    ids, scores = bm25.ranked(asked, held, int(stats[0]), int(stats[1]), k, read, among)
-
-    def rows_of(wanted: list[int], whole: bool) -> list[tuple[Any, ...]]:
-        found: list[tuple[Any, ...]] = []
-        for start in range(0, len(wanted), MAX_IDS_PER_READ):
-            part = wanted[start : start + MAX_IDS_PER_READ]
-            marks = ",".join("?" * len(part))
-            if whole:
-                found += conn.execute(f"{_SELECT_HIT} WHERE id IN ({marks})", part).fetchall()
-            else:
-                found += conn.execute(f"{_SELECT_PLACE} WHERE id IN ({marks})", part).fetchall()
-        return found
-
-    return bm25.hits(ids, scores, k, rows_of)
+def _holds_nothing(path: Path) -> bool:
+    """Whether `path` is no file or an empty one: no store, and nothing a read should open, since
+    opening a file in WAL mode writes its header."""
+    try:
+        return path.stat().st_size == 0
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False  # what SQLite says of it is the better message
 
 
 def _use_wal(conn: sqlite3.Connection) -> None:

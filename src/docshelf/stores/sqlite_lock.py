@@ -1,6 +1,17 @@
-"""The SQLite store's indexing lock of a workspace: an flock on a file beside the database, so the
-kernel releases it when its holder exits, however it exits; a threading lock per file in this
-process makes the threads of one process wait for each other as plainly.
+"""The SQLite store's indexing lock of a workspace: an flock on a file in this user's runtime
+folder, so the kernel releases it when its holder exits, however it exits, and nothing is left
+beside the store; a threading lock per file in this process makes the threads of one process
+wait for each other as plainly.
+
+- The runtime folder is `docshelf` in $XDG_RUNTIME_DIR, else in /run/user/UID where the system
+  makes that folder (so a job without a login session agrees with one), else `docshelf-UID` in
+  the temporary folder. Each must be this user's own folder, not a link, closed to other users
+  (a lock file is opened with O_NOFOLLOW too). The processes sharing a store run as one user
+  and find the same folder.
+- A lock file is named by the store file's device and inode and a hash of the workspace: every
+  path to one store (a link, a relative path) takes the same lock, and any workspace name makes
+  a safe file name. The files are a few bytes of nothing; the system clears the folder at
+  logout or boot, and a lock is only ever taken on a store that exists.
 """
 
 from __future__ import annotations
@@ -8,6 +19,8 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import stat
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -21,8 +34,20 @@ from docshelf.stores.common import check_timeout, lock_busy, poll_until
 # file name, and 64 bits keep two workspaces of one store from sharing a file.
 LOCK_NAME_HEX_DIGITS = 16
 
-# The indexing lock file is for this user only, as the database should be.
+# The lock files and their folder are for this user only, as the database should be.
 LOCK_FILE_MODE = 0o600
+LOCK_FOLDER_MODE = 0o700
+
+# The folder of the lock files inside a runtime folder, and the base of its name in the
+# temporary folder, where the user's id is added to it.
+LOCK_FOLDER_NAME = "docshelf"
+
+# Where systemd-logind makes each user's runtime folder (/run/user/UID), which $XDG_RUNTIME_DIR
+# names in a login session.
+RUN_USER = "/run/user"
+
+# Bits that would let another user into a runtime folder.
+_OTHERS = stat.S_IRWXG | stat.S_IRWXO
 
 
 @contextmanager
@@ -30,11 +55,17 @@ def workspace_lock(
     store_path: Path, location: str, workspace: str, timeout_seconds: float
 ) -> Iterator[None]:
     """Hold the indexing lock of `workspace` of the store at `store_path` for the block, waiting
-    up to `timeout_seconds`; see SQLiteStore.workspace_lock."""
+    up to `timeout_seconds`; see SQLiteStore.workspace_lock.
+
+    Raises:
+        ConfigError: the timeout is negative or not a number.
+        StoreError: another holder kept the lock for the whole wait, or the lock file cannot be
+            opened.
+    """
     waited = check_timeout(timeout_seconds)
     deadline = time.monotonic() + waited
-    path = lock_path(store_path, workspace)
-    in_process = _PROCESS_LOCKS.get(os.path.realpath(path))
+    path = runtime_folder() / lock_name(store_path, location, workspace)
+    in_process = _PROCESS_LOCKS.get(str(path))
     if not in_process.acquire(timeout=_lock_wait(deadline)):
         raise lock_busy(workspace, location, waited)
     try:
@@ -53,9 +84,67 @@ def workspace_lock(
         in_process.release()
 
 
-def lock_path(store_path: Path, workspace: str) -> Path:
+def runtime_folder() -> Path:
+    """This user's folder of lock files, made when it is missing.
+
+    Raises:
+        StoreError: the one in the temporary folder (the last resort) is a link, not a folder,
+            another user's or open to other users, or cannot be made.
+    """
+    user = os.geteuid()
+    # The platform's place for this user's runtime files, as tempfile reads TMPDIR: no setting
+    # of docshelf's, so it is read here rather than passed down from the configuration.
+    given = os.environ.get("XDG_RUNTIME_DIR", "")
+    for base in (given, f"{RUN_USER}/{user}"):
+        if os.path.isabs(base) and _private(base, user):
+            folder = os.path.join(base, LOCK_FOLDER_NAME)
+            if _made_private(folder, user):
+                return Path(folder)
+    folder = os.path.join(tempfile.gettempdir(), f"{LOCK_FOLDER_NAME}-{user}")
+    if not _made_private(folder, user):
+        raise StoreError(
+            f"cannot use {folder} for the indexing lock: it must be this user's own folder, not "
+            "a link, and closed to other users. Remove it, or set XDG_RUNTIME_DIR to a folder "
+            "of your own"
+        )
+    return Path(folder)
+
+
+def lock_name(store_path: Path, location: str, workspace: str) -> str:
+    """The name of the lock file of `workspace` of the store at `store_path`.
+
+    Raises:
+        StoreError: the store file cannot be found.
+    """
+    try:
+        found = os.stat(store_path)
+    except OSError as e:
+        raise StoreError(
+            f"cannot take the indexing lock of {location}: {e.strerror}. Check that the store "
+            "is still there"
+        ) from e
     digest = hashlib.sha256(workspace.encode("utf-8", "surrogatepass")).hexdigest()
-    return store_path.with_name(f"{store_path.name}.{digest[:LOCK_NAME_HEX_DIGITS]}.lock")
+    return f"sqlite-{found.st_dev:x}-{found.st_ino:x}-{digest[:LOCK_NAME_HEX_DIGITS]}.lock"
+
+
+def _private(folder: str, user: int) -> bool:
+    """Whether `folder` is a folder (not a link) of `user`'s that no other user may enter."""
+    try:
+        found = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(found.st_mode) and found.st_uid == user and not found.st_mode & _OTHERS
+
+
+def _made_private(folder: str, user: int) -> bool:
+    """Make `folder` for `user` alone when it is missing; whether it is private (_private)."""
+    try:
+        os.mkdir(folder, LOCK_FOLDER_MODE)
+    except FileExistsError:
+        pass
+    except OSError:
+        return False
+    return _private(folder, user)
 
 
 class _ProcessLocks:
@@ -92,7 +181,7 @@ def _open_lock_file(path: Path) -> int:
     except OSError as e:
         raise StoreError(
             f"cannot open the indexing lock file {path}: {e.strerror}. Check that this user may "
-            "write the store's folder"
+            f"write {path.parent}, or set XDG_RUNTIME_DIR to a folder of your own"
         ) from e
 
 
@@ -104,7 +193,7 @@ def _try_flock(fd: int) -> bool:
         return False
     except OSError as e:
         raise StoreError(
-            f"cannot lock the indexing lock file: {e.strerror}. Keep the store on a local "
-            "file system, which supports flock"
+            f"cannot lock the indexing lock file: {e.strerror}. Keep the runtime folder on a "
+            "local file system, which supports flock"
         ) from e
     return True

@@ -1,20 +1,14 @@
 """The SQLite store's schema: its versioned migrations (migrations/sqlite/), applied inside the
-IMMEDIATE transaction that opens the store, the model and width it records once, and the
-inverted lists of each ref's search terms (stores/terms.py, stores/bm25.py), made again in that
-transaction whenever they come from another version of the tokenizer."""
+IMMEDIATE transaction that opens the store, and the model and width it records once. The
+inverted lists of the search terms are sqlite_text.py's."""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from docshelf.stores.bm25 import ListsBuilder
 from docshelf.stores.common import check_schema, no_store
-from docshelf.stores.terms import TERMS_VERSION, term_columns
-
-# A chunk as its ref's inverted lists take it (bm25.ListsBuilder.add).
-ChunkEntry = tuple[int, list[str], list[float], int]
 
 
 def migrate(
@@ -23,13 +17,15 @@ def migrate(
     known: Sequence[tuple[int, str, str]],
     model_id: str | None,
     dim: int | None,
+    *,
+    create: bool,
 ) -> tuple[str, int]:
     """Apply the migrations of `known` that the store lacks, recording `model_id` and `dim` in a
     new store; returns the stored model and width. Call inside a write transaction.
 
     Raises:
-        StoreError: the schema is newer than `known`, or the file holds no store and no model
-            is given.
+        StoreError: the schema is newer than `known`, or the file holds no store and may not
+            have one made (`create` false, or no model given).
     """
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations "
@@ -38,7 +34,7 @@ def migrate(
     applied = {v for (v,) in conn.execute("SELECT version FROM schema_migrations")}
     check_schema(location, applied, [v for v, _, _ in known])
     pending = [m for m in known if m[0] not in applied]
-    if pending and not applied and model_id is None:
+    if pending and not applied and (not create or model_id is None):
         raise no_store(f"at {location}")
     for version, name, sql in pending:
         # executescript would commit the open transaction; run statement by statement.
@@ -54,61 +50,6 @@ def migrate(
         )
         meta = {"model_id": model_id, "dim": str(dim)}
     return meta["model_id"], int(meta["dim"])
-
-
-def chunk_terms(chunk_id: int, path: str, heading: str, content: str) -> ChunkEntry:
-    """A chunk's entry in its ref's lists: id, distinct terms, weighted frequencies, length."""
-    return chunk_id, *term_columns(path, heading, content)
-
-
-def write_lists(
-    conn: sqlite3.Connection, workspace: str, ref: str, entries: Iterable[ChunkEntry]
-) -> None:
-    """Make `entries` (chunk_terms of each chunk) the whole of `ref`'s inverted lists and
-    totals, in memory that does not grow with the ref (bm25.ListsBuilder). Call in the
-    transaction that writes the ref's chunks."""
-    conn.execute("DELETE FROM term_lists WHERE workspace = ? AND ref = ?", (workspace, ref))
-    conn.execute("DELETE FROM ref_stats WHERE workspace = ? AND ref = ?", (workspace, ref))
-    made = ListsBuilder()
-    try:
-        for entry in entries:
-            made.add(*entry)
-        if made.chunks == 0:
-            return
-        conn.execute(
-            "INSERT INTO ref_stats (workspace, ref, chunks, length) VALUES (?, ?, ?, ?)",
-            (workspace, ref, made.chunks, made.length),
-        )
-        conn.executemany(
-            "INSERT INTO term_lists (workspace, ref, term, chunks, ids, tfs, lengths) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            ((workspace, ref, term, len(found), *found.blobs()) for term, found in made.lists()),
-        )
-    finally:
-        made.close()
-
-
-def make_terms(conn: sqlite3.Connection) -> None:
-    """Make every ref's inverted lists and totals again unless the store records this
-    tokenizer's version (a store from before migration 0007 has none; a later tokenizer makes
-    other terms). Call in the transaction that opens the store: a search never sees half-made
-    lists."""
-    table = "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'term_lists'"
-    if conn.execute(table).fetchone() is None:
-        return  # a schema before 0007, as only a test of the migrations leaves it
-    row = conn.execute("SELECT value FROM meta WHERE key = 'terms'").fetchone()
-    if row is not None and row[0] == TERMS_VERSION:
-        return
-    conn.execute("DELETE FROM term_lists")
-    conn.execute("DELETE FROM ref_stats")
-    refs = conn.execute("SELECT DISTINCT workspace, ref FROM chunks").fetchall()
-    for workspace, ref in refs:
-        chunks = conn.execute(
-            "SELECT id, path, heading, content FROM chunks WHERE workspace = ? AND ref = ?",
-            (workspace, ref),
-        )
-        write_lists(conn, workspace, ref, (chunk_terms(*row) for row in chunks))
-    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('terms', ?)", (TERMS_VERSION,))
 
 
 def now() -> str:

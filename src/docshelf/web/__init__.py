@@ -14,7 +14,6 @@ Constraints:
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable, Mapping
 from importlib.resources import files
@@ -26,12 +25,19 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from docshelf import __version__
-from docshelf.app import DocsOutline, Pins, Service
-from docshelf.app.status import ServiceState
-from docshelf.errors import ConfigError, DocshelfError, EmbeddingError, NotIndexedError, StoreError
-from docshelf.reading import outline_data, reading_data
-from docshelf.search import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K
-from docshelf.workspace import shown
+from docshelf.app import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K, DocsOutline, Pins, Service
+from docshelf.errors import DocshelfError
+from docshelf.present import (
+    WEB,
+    ServerView,
+    answer_data,
+    clip,
+    failure_text,
+    http_status,
+    outline_data,
+    reading_data,
+    status_data,
+)
 
 log = logging.getLogger("docshelf.web")
 
@@ -123,7 +129,7 @@ def web_routes(
                 return _error(400, str(e))
             except DocshelfError as e:
                 log.info("%s%s refused or failed: %s", API_PREFIX, name, e)
-                return _error(_status_of(e), _failure(e))
+                return _error(http_status(e), failure_text(e, WEB, f"{API_PREFIX}{name}"))
             except Exception:  # a bug: the page still gets an answer it can show
                 log.exception("%s%s failed unexpectedly", API_PREFIX, name)
                 return _error(500, "the request failed unexpectedly; the server's log says why")
@@ -145,16 +151,7 @@ def web_routes(
             path=params.get("path") or None,
             workspace=workspace_of(params),
         )
-        data: dict[str, Any] = {
-            "ref": answer.ref or None,
-            "query": answer.query,
-            "mode": answer.mode,
-            "note": answer.note,
-            "hits": [dataclasses.asdict(hit) for hit in answer.hits],
-        }
-        if answer.refs:
-            data["refs"] = dict(answer.refs)
-        return data
+        return answer_data(answer)
 
     def read(params: dict[str, str], _: list[str]) -> dict[str, Any]:
         reading = service.read(
@@ -174,7 +171,16 @@ def web_routes(
         return data
 
     def status(_: dict[str, str], sessions: list[str]) -> dict[str, Any]:
-        return status_data(service.status(), service, ref, sessions, sync_interval)
+        server_pins = {service.labels[0]: ref} if isinstance(ref, str) else dict(ref or {})
+        server = ServerView(
+            __version__,
+            service.several,
+            server_pins,
+            sessions,
+            sync_interval,
+            {"min": MIN_TOP_K, "max": MAX_TOP_K, "default": DEFAULT_TOP_K},
+        )
+        return status_data(service.status(), server)
 
     return [
         Route(PAGE_PATH, index, methods=["GET"], name="page"),
@@ -186,45 +192,6 @@ def web_routes(
     ]
 
 
-def status_data(
-    state: ServiceState,
-    service: Service,
-    ref: Pins,
-    sessions: list[str],
-    sync_interval: float | None = None,
-) -> dict[str, Any]:
-    """The status as the API answers it (docs/web-api.md)."""
-    server_pins = {service.labels[0]: ref} if isinstance(ref, str) else dict(ref or {})
-    return {
-        "version": __version__,
-        "store": state.store,
-        "model": state.model_id,
-        "dim": state.dim,
-        "text_only": state.text_only,
-        "several": service.several,
-        "top_k": {"min": MIN_TOP_K, "max": MAX_TOP_K, "default": DEFAULT_TOP_K},
-        "sessions": sessions,
-        "sync_interval": sync_interval,
-        "workspaces": [
-            {
-                "workspace": ws.label,
-                "name": ws.name,
-                "current": ws.current,
-                "indexed_at": ws.indexed_at,
-                "server_pin": server_pins.get(ws.label),
-                "refs": [{"ref": r, "chunks": n} for r, n in ws.refs.items()],
-                "pins": [dataclasses.asdict(p) for p in ws.pins],
-                "skipped": None
-                if ws.skipped is None
-                else [{"path": shown(s.path), "reason": s.reason} for s in ws.skipped],
-                "syncs": ws.syncs and sync_interval is not None,
-                "last_sync": None if ws.last_sync is None else dataclasses.asdict(ws.last_sync),
-            }
-            for ws in state.workspaces
-        ],
-    }
-
-
 def _params(request: Request, name: str) -> dict[str, str]:
     """The request's query parameters, each known to the endpoint, given once and bounded."""
     allowed = API_PARAMETERS[name]
@@ -233,7 +200,7 @@ def _params(request: Request, name: str) -> dict[str, str]:
         if key not in allowed:
             takes = ", ".join(allowed) if allowed else "no parameters"
             raise _RefusedError(
-                f"unknown parameter {_clip(key)!r}: {API_PREFIX}{name} takes {takes}"
+                f"unknown parameter {clip(key)!r}: {API_PREFIX}{name} takes {takes}"
             )
         if key in got:
             raise _RefusedError(f"parameter {key} is given twice; give it once")
@@ -250,30 +217,9 @@ def _number(params: Mapping[str, str], key: str, default: int | None) -> int | N
     if value == "":
         return default
     if not value.isascii() or not value.isdigit():
-        raise _RefusedError(f"parameter {key} must be a whole number; got {_clip(value)!r}")
+        raise _RefusedError(f"parameter {key} must be a whole number; got {clip(value)!r}")
     return int(value)
-
-
-def _status_of(e: DocshelfError) -> int:
-    if isinstance(e, ConfigError):
-        return 400
-    if isinstance(e, NotIndexedError):
-        return 404
-    if isinstance(e, EmbeddingError | StoreError):
-        return 503
-    return 500
-
-
-def _failure(e: DocshelfError) -> str:
-    if isinstance(e, ConfigError | NotIndexedError):
-        return str(e)
-    return f"{e}. Try again in a minute; the server's log has the details"
 
 
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message, "status": status}, status_code=status, headers=NO_STORE)
-
-
-def _clip(text: str) -> str:
-    text = shown(text)
-    return text if len(text) <= 80 else text[:77] + "..."

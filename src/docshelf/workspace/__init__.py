@@ -41,6 +41,8 @@ from docshelf.workspace.docs import (
     Docs,
     Skipped,
     shown,
+    skipped_from_record,
+    skipped_record,
     unreadable,
 )
 from docshelf.workspace.git import GitWorkspace, git_said, run_git
@@ -70,6 +72,8 @@ __all__ = [
     "read_local",
     "redact_url",
     "shown",
+    "skipped_from_record",
+    "skipped_record",
 ]
 
 Workspace: TypeAlias = GitWorkspace | DirectoryWorkspace

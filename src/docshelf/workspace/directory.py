@@ -64,21 +64,22 @@ class DirectoryWorkspace:
         # The roots (None: the whole directory) and globs; `chosen` when the user named them.
         self.selection = selection
         self.chosen = chosen
-        self._snapshot: tuple[str, Docs] | None = None
+        self._snapshot: _Snapshot | None = None
 
     @property
     def docs_roots(self) -> tuple[str, ...]:
         return self.selection.docs or WHOLE_TREE
 
-    def roots_at(self, ref: str) -> tuple[str, ...]:
-        return self.docs_roots
+    def roots_at(self, ref: str, selection: Selection | None = None) -> tuple[str, ...]:
+        return (self.selection if selection is None else selection).docs or WHOLE_TREE
 
     def __repr__(self) -> str:
         return f"DirectoryWorkspace({self.name!r}, selection={self.selection!r})"
 
-    def sync(self, rev: str | None = None) -> str:
-        """Read the docs now and return their ref: the sha256 of their paths and contents (and of
-        what was skipped), so it changes whenever a doc is edited, added, removed or renamed.
+    def sync(self, rev: str | None = None, selection: Selection | None = None) -> str:
+        """Read the docs `selection` picks (default: the one this workspace was opened with) now
+        and return their ref: the sha256 of their paths and contents (and of what was skipped),
+        so it changes whenever a doc is edited, added, removed or renamed, and only then.
 
         Raises:
             WorkspaceError: a revision was named, the directory cannot be read, or it holds no
@@ -89,16 +90,10 @@ class DirectoryWorkspace:
                 f"a plain directory has no revisions; leave out the revision {shown(rev)!r}, or "
                 f"index a git repository ({shown(self.name)} is not in one)"
             )
-        found = _Walk(selection=self.selection)
-        docs = _walk_roots(self.path, self.docs_roots, found)
-        if not docs.files and not docs.skipped:
-            raise WorkspaceError(
-                f"{shown(self.name)}: no documentation files ({suffixes()}) under "
-                f"{listed(self.docs_roots)}{globs_note(self.selection, docs.excluded)}; name "
-                "the directory that holds them with --docs DIR"
-            )
-        ref = _digest(found.listed, docs.skipped)
-        self._snapshot = (ref, docs)
+        walked = self.selection if selection is None else selection
+        docs, read = self._walk(walked)
+        ref = _digest(read, docs.skipped)
+        self._snapshot = _Snapshot(ref, walked, docs, {entry.path: entry.key for entry in read})
         return ref
 
     def resolve(self, rev: str | None = None) -> str:
@@ -115,18 +110,66 @@ class DirectoryWorkspace:
             )
         return rev
 
-    def read_docs(self, ref: str) -> Docs:
-        """The docs the sync() that returned `ref` read.
+    def read_docs(self, ref: str, selection: Selection | None = None) -> Docs:
+        """The docs the sync() that returned `ref` read, as `selection` (default: the one this
+        workspace was opened with) picks them: the sync's own docs when it walked the same
+        selection (the indexer syncs with the one it reads). Another selection is walked again,
+        each file held to the bytes the sync read, so `ref` still names the docs.
 
         Raises:
-            WorkspaceError: `ref` is not the ref of the last sync.
+            WorkspaceError: `ref` is not the ref of the last sync, or the directory changed
+                since under the selection's roots, or they hold no documentation file.
         """
-        if self._snapshot is None or self._snapshot[0] != ref:
+        snapshot = self._snapshot
+        if snapshot is None or snapshot.ref != ref:
             raise WorkspaceError(
                 f"{shown(self.name)}: {shown(ref)!r} is not the ref this workspace last read; the "
                 "directory changed or was not read yet; sync again and index the ref it returns"
             )
-        return self._snapshot[1]
+        wanted = self.selection if selection is None else selection
+        if wanted == snapshot.selection:
+            return snapshot.docs
+        docs, read = self._walk(wanted, quiet=True)  # its sync logged every skip
+        for entry in read:
+            if entry.path not in snapshot.keys:
+                raise _changed(entry, "the sync did not read it")
+            if snapshot.keys[entry.path] != entry.key:
+                raise _changed(entry, "its bytes are not those the sync read")
+        if not set(docs.skipped) <= set(snapshot.docs.skipped):
+            raise WorkspaceError(
+                f"{shown(self.name)} changed after the sync that read it (it skips other files "
+                "now); sync again and index the ref it returns"
+            )
+        return docs
+
+    def _walk(self, selection: Selection, *, quiet: bool = False) -> tuple[Docs, list[Listed]]:
+        """The docs `selection` picks, read now, and every text file read with its sha256.
+
+        Raises:
+            WorkspaceError: the directory cannot be read, or its docs roots hold no
+                documentation file and nothing was skipped.
+        """
+        roots = selection.docs or WHOLE_TREE
+        found = _Walk(quiet=quiet, selection=selection)
+        docs = _walk_roots(self.path, roots, found)
+        if not docs.files and not docs.skipped:
+            raise WorkspaceError(
+                f"{shown(self.name)}: no documentation files ({suffixes()}) under "
+                f"{listed(roots)}{globs_note(selection, docs.excluded)}; name "
+                "the directory that holds them with --docs DIR"
+            )
+        return docs, found.listed
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    """What a directory's sync read: its ref, the selection it walked, the docs, and the sha256
+    of every text file it read, by path (what a read of other docs is held to)."""
+
+    ref: str
+    selection: Selection
+    docs: Docs
+    keys: dict[str, bytes]
 
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC

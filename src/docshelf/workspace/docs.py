@@ -11,6 +11,7 @@ does not grow with the docs.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -143,6 +144,20 @@ class Skipped:
 
     path: str
     reason: str
+
+
+def skipped_record(skipped: Sequence[Skipped]) -> str:
+    """The skipped files of a ref as the store keeps them: a JSON array of {path, reason}, in
+    ASCII (a name that is not UTF-8 holds lone surrogates, which neither store can encode)."""
+    return json.dumps([{"path": s.path, "reason": s.reason} for s in skipped])
+
+
+def skipped_from_record(record: str | None) -> list[Skipped] | None:
+    """The skipped files a `skipped_record` holds (a name that was not UTF-8 comes back with
+    its lone surrogates, for `shown` to escape); None when the store recorded none."""
+    if record is None:
+        return None
+    return [Skipped(str(s["path"]), str(s["reason"])) for s in json.loads(record)]
 
 
 @dataclass(frozen=True, slots=True)

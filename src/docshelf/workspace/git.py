@@ -118,8 +118,9 @@ class GitWorkspace:
     def __repr__(self) -> str:
         return f"GitWorkspace({self.name!r}, selection={self.selection!r})"
 
-    def sync(self, rev: str | None = None) -> str:
-        """Fetch (a mirror only), then resolve `rev` (default HEAD) to a full commit id.
+    def sync(self, rev: str | None = None, selection: Selection | None = None) -> str:
+        """Fetch (a mirror only), then resolve `rev` (default HEAD) to a full commit id. The
+        selection is not needed: the commit is the ref, whichever docs are read of it.
 
         Raises:
             WorkspaceError: the fetch failed, or `rev` names no commit.
@@ -174,8 +175,9 @@ class GitWorkspace:
             )
         return commit
 
-    def read_docs(self, ref: str) -> Docs:
-        """The documentation files under the docs roots at commit `ref`, read from git's objects.
+    def read_docs(self, ref: str, selection: Selection | None = None) -> Docs:
+        """The documentation files at commit `ref` that `selection` picks (default: the one
+        this workspace was opened with), read from git's objects.
 
         Raises:
             WorkspaceError: `ref` is not a full commit id of this repository, git fails, or no
@@ -185,7 +187,7 @@ class GitWorkspace:
             raise WorkspaceError(
                 f"{shown(ref)!r} is not a full commit id; pass the id that sync() returned"
             )
-        selection = self.selection
+        selection = self.selection if selection is None else selection
         found = selection.docs is None
         listing = self._listing(ref, selection.docs or WHOLE_TREE)
         roots = selection.docs or discover(_doc_paths(listing))
@@ -228,10 +230,12 @@ class GitWorkspace:
             )
         return sorted_docs(files, skipped, roots, excluded)
 
-    def roots_at(self, ref: str) -> tuple[str, ...]:
-        """The docs roots at commit `ref`: those named, or those a discovery finds there."""
-        if self.selection.docs is not None:
-            return self.selection.docs
+    def roots_at(self, ref: str, selection: Selection | None = None) -> tuple[str, ...]:
+        """The docs roots of `selection` (default: this workspace's) at commit `ref`: those
+        named, or those a discovery finds there."""
+        docs = (self.selection if selection is None else selection).docs
+        if docs is not None:
+            return docs
         return discover(_doc_paths(self._listing(ref, WHOLE_TREE)))
 
     def _listing(self, ref: str, roots: Sequence[str]) -> list[bytes]:

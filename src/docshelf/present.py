@@ -1,0 +1,530 @@
+"""What the user sees, once for every face: each face's words for the arguments and commands it
+names, the text of an answer, a reading, an outline, an index run and the status, their JSON
+shapes, and the text of a failure. The command line, the MCP tools and the web API call these;
+they choose a face and a format, and build no output of their own.
+
+Constraints:
+- Each face speaks its own language: the command line names `-k` and `docshelf outline`, the
+  MCP tools `top_k` and `docs_outline`, the web API `k` and `/api/outline`. A message names an
+  argument or a command by its term (errors.term), and the face's words say it here, so a
+  refusal is written once and said in each face's words.
+- One JSON shape per thing for every face: an answer, a reading, an outline, a status.
+- Every text that comes from a client or a repository and goes into a line is escaped
+  (shown.shown, shown.clip); the docs' own text goes out as it is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from docshelf.errors import (
+    TERMS,
+    ConfigError,
+    DocshelfError,
+    EmbeddingError,
+    NotIndexedError,
+    StoreError,
+    said,
+    term,
+)
+from docshelf.reading import (
+    READ_MAX_BYTES,
+    READ_MAX_LINES,
+    DocsOutline,
+    Reading,
+    WorkspaceOverview,
+    outline_file_lines,
+)
+from docshelf.shown import SHORT_REF, SHOWN_INT_DIGITS, clip, plural, short_ref, shown
+
+if TYPE_CHECKING:
+    from docshelf.app import IndexResult
+    from docshelf.app.status import ServiceState, WorkspaceState
+    from docshelf.search import Answer
+
+__all__ = [
+    "CLI",
+    "MCP",
+    "SHORT_REF",
+    "SHOWN_INT_DIGITS",
+    "WEB",
+    "Face",
+    "answer_data",
+    "clip",
+    "describe_docs",
+    "failure_text",
+    "http_status",
+    "index_data",
+    "outline_data",
+    "plural",
+    "reading_data",
+    "render_answer",
+    "render_index",
+    "render_outline",
+    "render_reading",
+    "render_status",
+    "short_ref",
+    "shown",
+    "status_data",
+]
+
+FaceName = Literal["cli", "mcp", "web"]
+
+
+@dataclass(frozen=True, slots=True)
+class Face:
+    """A face's words: `words` for each term (errors.TERMS), `read_on` the call that reads a file
+    on from a line ({path}, {line}), `narrow` the call that outlines a narrower path ({path}),
+    and `retry` what it says after a failure it cannot fix for the caller."""
+
+    name: FaceName
+    words: Mapping[str, str]
+    read_on: str
+    narrow: str
+    retry: str
+
+    def say(self, text: str) -> str:
+        """`text` (with terms) in this face's words."""
+        return said(text, self.words)
+
+
+CLI = Face(
+    "cli",
+    {
+        "query": "QUERY",
+        "top_k": "-k",
+        "mode": "--mode",
+        "path": "PATH",
+        "search_path": "--path",
+        "workspace": "--workspace",
+        "start_line": "START",
+        "end_line": "END",
+        "docs_search": "docshelf search",
+        "docs_read": "docshelf read",
+        "docs_outline": "docshelf outline",
+    },
+    read_on="docshelf read {path}:{line}",
+    narrow="docshelf outline {path}",
+    retry="Try again in a minute",
+)
+MCP = Face(
+    "mcp",
+    {
+        "query": "query",
+        "top_k": "top_k",
+        "mode": "mode",
+        "path": "path",
+        "search_path": "path",
+        "workspace": "workspace",
+        "start_line": "start_line",
+        "end_line": "end_line",
+        "docs_search": "docs_search",
+        "docs_read": "docs_read",
+        "docs_outline": "docs_outline",
+    },
+    read_on="start_line={line}",
+    narrow="path={path}",
+    retry="Try again in a minute; if it fails again, go on without the documentation and tell "
+    "the user that {tool} is failing",
+)
+WEB = Face(
+    "web",
+    {
+        "query": "q",
+        "top_k": "k",
+        "mode": "mode",
+        "path": "path",
+        "search_path": "path",
+        "workspace": "workspace",
+        "start_line": "start",
+        "end_line": "end",
+        "docs_search": "/api/search",
+        "docs_read": "/api/read",
+        "docs_outline": "/api/outline",
+    },
+    read_on="start={line}",
+    narrow="path={path}",
+    retry="Try again in a minute; the server's log has the details",
+)
+FACES = (CLI, MCP, WEB)
+assert all(set(face.words) == set(TERMS) for face in FACES)
+
+
+# -- failures ---------------------------------------------------------------------------------
+
+
+def failure_text(e: DocshelfError, face: Face, call: str) -> str:
+    """What a face says when `call` (the tool or endpoint, as the face names it) fails: a refused
+    argument (with its bound) or how to index the docs as they are; any other failure with what
+    it could not do and what to do next."""
+    message = e.said(face.words)
+    if isinstance(e, ConfigError | NotIndexedError):
+        return message
+    if isinstance(e, EmbeddingError):
+        part = "could not embed the query"
+    elif isinstance(e, StoreError):
+        part = "could not read the documentation index"
+    else:
+        part = "failed"
+    return f"{call} {part}: {message}. {face.retry.format(tool=call)}."
+
+
+def http_status(e: DocshelfError) -> int:
+    """The HTTP status of a failure: the caller's mistake 400, nothing indexed 404, the model or
+    the store 503."""
+    if isinstance(e, ConfigError):
+        return 400
+    if isinstance(e, NotIndexedError):
+        return 404
+    if isinstance(e, EmbeddingError | StoreError):
+        return 503
+    return 500
+
+
+# -- answers ----------------------------------------------------------------------------------
+
+
+def render_answer(answer: Answer) -> str:
+    """The answer as text: a header, then each excerpt with its path, line range and heading
+    (and its workspace, when the answer comes from several), then its text."""
+    lines = []
+    if answer.note:
+        lines += [answer.note, ""]
+    several = len(answer.refs) > 1
+    if several:
+        at = "of " + ", ".join(
+            f"{name} at commit {short_ref(ref)}" for name, ref in answer.refs.items()
+        )
+    else:
+        at = f"at commit {short_ref(answer.ref)}"
+    count = len(answer.hits)
+    lines.append(
+        f"{plural(count, 'excerpt')} for {answer.query!r} from the documentation {at}"
+        + ("" if count else ": nothing matched; try other words")
+    )
+    for i, hit in enumerate(answer.hits, start=1):
+        where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
+        if several:
+            where = f"{hit.workspace}: {where}"
+        heading = f" ({hit.heading})" if hit.heading else ""
+        lines += ["", f"[{i}] {where}{heading}", hit.content.rstrip()]
+    return "\n".join(lines) + "\n"
+
+
+def answer_data(answer: Answer) -> dict[str, Any]:
+    """An answer as JSON (docs_search's structured content, /api/search, `docshelf search
+    --json`): with several workspaces `workspace` and `ref` are null and `refs` names each
+    workspace's commit."""
+    data: dict[str, Any] = {
+        "workspace": answer.workspace or None,
+        "ref": answer.ref or None,
+        "query": answer.query,
+        "mode": answer.mode,
+        "note": answer.note,
+        "hits": [dataclasses.asdict(hit) for hit in answer.hits],
+    }
+    if answer.refs:
+        data["refs"] = dict(answer.refs)
+    return data
+
+
+# -- reading and outlines ---------------------------------------------------------------------
+
+
+def render_reading(reading: Reading, face: Face, label: str | None = None) -> str:
+    """A reading as text: a header naming the path, range, total lines and commit, the
+    numbered lines, then how to read on."""
+    out = []
+    if reading.note:
+        out += [reading.note, ""]
+    where = f" of workspace {label}" if label else ""
+    if reading.total_lines == 0:
+        header = f"{reading.path}{where} at commit {short_ref(reading.ref)} is empty (0 lines)"
+    else:
+        header = (
+            f"{reading.path}{where}, lines {reading.start_line}-{reading.end_line} of "
+            f"{reading.total_lines}, at commit {short_ref(reading.ref)}"
+        )
+    out.append(header)
+    width = len(str(reading.end_line))
+    for number, line in enumerate(reading.lines, start=reading.start_line):
+        out.append(f"{number:>{width}}  {line}")
+    if reading.next_start_line is not None:
+        why = f"cut at {reading.cut}; " if reading.cut else ""
+        read_on = face.read_on.format(path=reading.path, line=reading.next_start_line)
+        out += ["", f"[{why}the file goes on: read on with {read_on}]"]
+    return "\n".join(out) + "\n"
+
+
+def reading_data(reading: Reading) -> dict[str, Any]:
+    """A reading as JSON (docs_read's structured content, /api/read, `docshelf read --json`)."""
+    return {
+        "workspace": reading.workspace,
+        "ref": reading.ref,
+        "path": reading.path,
+        "start_line": reading.start_line,
+        "end_line": reading.end_line,
+        "total_lines": reading.total_lines,
+        "text": "\n".join(reading.lines),
+        "next_start_line": reading.next_start_line,
+        "note": reading.note,
+    }
+
+
+def render_outline(
+    outline: DocsOutline | Sequence[WorkspaceOverview], face: Face, label: str | None = None
+) -> str:
+    """An outline as text: a header, each file with its line count, each heading indented by
+    depth with its line range, then how to see the rest when it was cut. The workspaces'
+    overview: each with its commit and its top-level folders."""
+    if not isinstance(outline, DocsOutline):
+        return _render_overview(outline, face)
+    out = []
+    if outline.note:
+        out += [outline.note, ""]
+    where = f" of workspace {label}" if label else ""
+    under = f" under {outline.path}" if outline.path else ""
+    shown_count = len(outline.files)
+    count = (
+        plural(outline.total_files, "file")
+        if shown_count == outline.total_files
+        else f"{shown_count} of {outline.total_files} files"
+    )
+    out.append(f"The docs{where}{under} at commit {short_ref(outline.ref)}: {count}")
+    for file in outline.files:
+        out.extend(outline_file_lines(file))
+    if outline.cut or shown_count < outline.total_files:
+        out.append("")
+        cut = f"[cut at {READ_MAX_LINES} lines or {READ_MAX_BYTES} bytes"
+        if outline.narrower:
+            named = ", ".join(
+                f"{face.narrow.format(path=p)} ({plural(n, 'file')})" for p, n in outline.narrower
+            )
+            out.append(f"{cut}; see less at once with {named}]")
+        elif shown_count == 1 and outline.total_files == 1:
+            last = outline.files[0].headings[-1].end_line if outline.files[0].headings else 0
+            out.append(
+                f"{cut}: the first headings of {outline.files[0].path} only; read on from line "
+                f"{last + 1} with {face.say(term('docs_read'))}]"
+            )
+        else:
+            out.append(f"{cut}; name one file as {face.say(term('path'))} to see all its headings]")
+    return "\n".join(out) + "\n"
+
+
+def _render_overview(overviews: Sequence[WorkspaceOverview], face: Face) -> str:
+    workspace = face.say(term("workspace"))
+    out = [f"{len(overviews)} workspaces; name one as {workspace} to see its docs:"]
+    for view in overviews:
+        if view.ref is None:
+            out += ["", f"{view.workspace}: nothing indexed yet"]
+            continue
+        files = plural(view.files, "file")
+        out += ["", f"{view.workspace} at commit {short_ref(view.ref)}: {files}"]
+        out += [f"  {folder} ({plural(n, 'file')})" for folder, n in view.folders]
+    return "\n".join(out) + "\n"
+
+
+def outline_data(outline: DocsOutline | Sequence[WorkspaceOverview]) -> dict[str, Any]:
+    """An outline (or the workspaces' overview) as JSON (docs_outline's structured content,
+    /api/outline, `docshelf outline --json`)."""
+    if not isinstance(outline, DocsOutline):
+        return {
+            "workspaces": [
+                {
+                    "workspace": view.workspace,
+                    "ref": view.ref,
+                    "files": view.files,
+                    "folders": [{"path": p, "files": n} for p, n in view.folders],
+                }
+                for view in outline
+            ]
+        }
+    return {
+        "workspace": outline.workspace,
+        "ref": outline.ref,
+        "path": outline.path,
+        "total_files": outline.total_files,
+        "files": [
+            {"path": f.path, "lines": f.lines, "headings": [h._asdict() for h in f.headings]}
+            for f in outline.files
+        ],
+        "narrower": [{"path": p, "files": n} for p, n in outline.narrower],
+        "note": outline.note,
+        "cut": outline.cut,
+    }
+
+
+# The names of the kinds of docs (chunking.Kind), as a description names them.
+KIND_NAMES = {
+    "markdown": "Markdown",
+    "mdx": "MDX",
+    "rst": "reStructuredText",
+    "asciidoc": "AsciiDoc",
+    "text": "plain text",
+}
+
+# How many top-level folders a description of the docs names.
+DESCRIBED_FOLDERS = 6
+
+
+def describe_docs(view: WorkspaceOverview) -> str:
+    """What a workspace's indexed docs are, in a phrase: how many, of which kinds, in which
+    top-level folders ("42 docs (Markdown, MDX) in docs/ (30), guides/ (12)")."""
+    if view.ref is None:
+        return "nothing of it is indexed yet"
+    kinds = ", ".join(KIND_NAMES.get(kind, kind) for kind in view.kinds)
+    folders = ", ".join(
+        f"{shown(folder)} ({n})" for folder, n in view.folders[:DESCRIBED_FOLDERS] if folder != "."
+    )
+    more = len(view.folders) - DESCRIBED_FOLDERS
+    if more > 0:
+        folders += f" and {plural(more, 'more folder')}"
+    return (
+        plural(view.files, "doc")
+        + (f" ({kinds})" if kinds else "")
+        + (f" in {folders}" if folders else "")
+    )
+
+
+# -- indexing ---------------------------------------------------------------------------------
+
+
+def render_index(r: IndexResult) -> str:
+    """`docshelf index`'s report: what was indexed (or that it already was), the docs roots,
+    what the globs left out and what was skipped, and what the prune did."""
+    name, ref = shown(r.workspace), short_ref(r.ref)
+    if r.already_indexed:
+        lines = [f"{ref} of {name} was already indexed ({r.chunks} chunks); it is current"]
+    else:
+        lines = [
+            f"indexed {ref} of {name}: {plural(r.files or 0, 'file')}, {plural(r.chunks, 'chunk')} "
+            f"({r.embedded} embedded, {r.reused} reused) in {r.seconds:.1f} s"
+        ]
+    if r.roots:
+        lines.append(f"docs: {', '.join(shown(root) for root in r.roots)}")
+    if r.excluded:
+        lines.append(f"left out by --include/--exclude: {plural(r.excluded, 'file')}")
+    if r.skipped:
+        lines.append(f"skipped {len(r.skipped)}:")
+        lines.extend(f"  {shown(s.path)}: {s.reason}" for s in r.skipped)
+    if r.pruned:
+        lines.append(f"pruned {plural(r.pruned, 'older ref')}")
+    if r.prune_error:
+        lines.append(f"warning: pruning failed ({r.prune_error}); the old refs cost disk only")
+    return "\n".join(lines) + "\n"
+
+
+def index_data(r: IndexResult) -> dict[str, Any]:
+    return {
+        "workspace": r.workspace,
+        "ref": r.ref,
+        "files": r.files,
+        "skipped": [{"path": s.path, "reason": s.reason} for s in r.skipped],
+        "chunks": r.chunks,
+        "embedded": r.embedded,
+        "reused": r.reused,
+        "seconds": round(r.seconds, 3),
+        "already_indexed": r.already_indexed,
+        "pruned": r.pruned,
+        "prune_error": r.prune_error,
+        "roots": list(r.roots),
+        "excluded": r.excluded,
+    }
+
+
+# -- status -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ServerView:
+    """What a running server adds to the status: the version, its pins (`--ref`: a commit per
+    workspace's shown name), the MCP sessions' pins, how often it syncs (None: never) and the
+    bounds of top_k."""
+
+    version: str
+    several: bool
+    server_pins: Mapping[str, str]
+    sessions: list[str]
+    sync_interval: float | None
+    top_k: Mapping[str, int]
+
+
+def status_data(state: ServiceState, server: ServerView | None = None) -> dict[str, Any]:
+    """The status as JSON: `docshelf status --json` (the store's workspaces by name, each
+    ref's chunks by ref), or with `server`, /api/status (docs/web-api.md)."""
+    data: dict[str, Any] = {"store": state.store, "model": state.model_id, "dim": state.dim}
+    if server is None:
+        data["workspaces"] = [
+            {
+                "workspace": ws.name,
+                "current": ws.current,
+                "pinned": sorted({p.ref for p in ws.pins}),
+                "refs": dict(ws.refs),
+                **_recorded_data(ws),
+            }
+            for ws in state.workspaces
+        ]
+        return data
+    return {
+        "version": server.version,
+        **data,
+        "text_only": state.text_only,
+        "several": server.several,
+        "top_k": dict(server.top_k),
+        "sessions": server.sessions,
+        "sync_interval": server.sync_interval,
+        "workspaces": [
+            {
+                "workspace": ws.label,
+                "name": ws.name,
+                "current": ws.current,
+                "server_pin": server.server_pins.get(ws.label),
+                "refs": [{"ref": r, "chunks": n} for r, n in ws.refs.items()],
+                **_recorded_data(ws),
+                "syncs": ws.syncs and server.sync_interval is not None,
+                "last_sync": None if ws.last_sync is None else dataclasses.asdict(ws.last_sync),
+            }
+            for ws in state.workspaces
+        ],
+    }
+
+
+def _recorded_data(ws: WorkspaceState) -> dict[str, Any]:
+    return {
+        "indexed_at": ws.indexed_at,
+        "pins": [dataclasses.asdict(p) for p in ws.pins],
+        "skipped": None
+        if ws.skipped is None
+        else [{"path": shown(s.path), "reason": s.reason} for s in ws.skipped],
+    }
+
+
+def render_status(state: ServiceState) -> str:
+    """`docshelf status`'s report: the store, and per workspace its current ref and when it was
+    indexed, each ref's chunks and pins, the live pins' holders and leases, the skipped files."""
+    lines = [f"store: {state.store}", f"model: {state.model_id} ({state.dim} dimensions)"]
+    if not state.workspaces:
+        lines.append("no workspace indexed yet")
+    now = time.time()
+    for ws in state.workspaces:
+        lines.append(f"workspace {shown(ws.name)}: current {ws.current or '(none)'}")
+        if ws.current is not None:
+            lines.append(f"  indexed {ws.indexed_at or '(not recorded)'}")
+        pinned = {p.ref for p in ws.pins}
+        for ref, count in ws.refs.items():
+            mark = "*" if ref == ws.current else " "
+            lines.append(f"  {mark} {ref}  {count} chunks{', pinned' if ref in pinned else ''}")
+        for pin in ws.pins:
+            lines.append(
+                f"  pin on {short_ref(pin.ref)} by {shown(pin.holder)}, lease ends in "
+                f"{max(0, round(pin.expires_at - now))} s"
+            )
+        if ws.skipped:
+            lines.append(f"  skipped {len(ws.skipped)}:")
+            lines.extend(f"    {shown(s.path)}: {s.reason}" for s in ws.skipped)
+    return "\n".join(lines) + "\n"

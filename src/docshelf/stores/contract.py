@@ -1,0 +1,179 @@
+"""The contract both stores keep (SQLiteStore, PostgresStore), as the Protocol `Store`.
+
+`tests/stores/test_contract.py` runs every case against a real SQLite file and a real
+PostgreSQL; a new method gets its contract test first. This module imports nothing heavy, so
+that a module may name `Store` without loading numpy or psycopg.
+
+A store records the embedding model and width when it is created, and checks them every time it
+is opened: `model_id`/`dim` are read from the database, never trusted from configuration. The
+`none` embedder is model `none`, width 0: rows without vectors, full-text search only. A store
+with a model refuses a row without a vector, or with one of another width or type, or not a
+finite unit vector; a store of width 0 refuses a row with a vector, and a vector search. Each
+refusal is a StoreError, in the same words on both stores (stores/common.py); a refused write
+leaves the ref as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Protocol, Self
+
+if TYPE_CHECKING:
+    from docshelf.rows import ChunkRow, FileRow, StoredFile, StoredHit, Vector
+
+__all__ = ["Store"]
+
+
+class Store(Protocol):
+    """Chunks, file texts, pins and indexing locks of every workspace in one store.
+    Thread-safe; every failure is a StoreError naming the store by its `location`."""
+
+    @property
+    def location(self) -> str:
+        """The store as messages name it: a path, or a URL without its password."""
+
+    @property
+    def model_id(self) -> str:
+        """The embedding model the store was made for, as recorded in it."""
+
+    @property
+    def dim(self) -> int:
+        """The width of its vectors, as recorded in it; 0 for the none embedder."""
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc: object) -> None:
+        """Closes the store."""
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def replace_doc_chunks(
+        self,
+        workspace: str,
+        ref: str,
+        rows: Iterable[ChunkRow],
+        files: Iterable[FileRow] = (),
+    ) -> None:
+        """All of a ref's chunk rows and all of its files in one transaction.
+
+        A ref that has any chunks has all of them and all of its files, and a failure (a
+        refused row, a path given twice, an exception from either iterator) leaves the previous
+        chunks and files untouched. A text is stored once per text_hash, across refs and
+        workspaces: a commit that changes one file adds one text. A write without `files`
+        leaves the ref without files.
+        """
+
+    def prune(self, workspace: str, keep_refs: Iterable[str]) -> int:
+        """Delete every ref of the workspace (its chunks and files) but `keep_refs` and the
+        pinned ones, and the workspace's expired pins; returns how many refs went.
+
+        Then the texts no ref of any workspace holds go (on PostgreSQL, at a prune that no write
+        overlaps). The pins are read in the transaction that deletes, so a pin added before the
+        prune began is never missed.
+        """
+
+    def set_current(self, workspace: str, ref: str) -> None:
+        """Make `ref` the one served by default, persisted."""
+
+    def set_selection(self, workspace: str, ref: str, selection: str, skipped: str = "[]") -> None:
+        """Record which files `ref` holds: the docs selection it was read with, the files it
+        skipped (JSON, as the indexer writes it) and now as the time it was indexed."""
+
+    # -- pins and the indexing lock --------------------------------------------------------
+
+    def add_pin(self, workspace: str, ref: str, holder: str, lease_seconds: float) -> str:
+        """Keep `ref` out of every prune for `lease_seconds`; returns the pin's id.
+
+        A pin is a row with a lease, so every process sharing the store sees it, and the pins
+        of a holder that dies (and stops renewing them) expire. Two pins of one ref need two
+        removals. Pin a ref before checking that it is there: a prune that ran first has
+        deleted it.
+        """
+
+    def renew_pins(self, pin_ids: Sequence[str], lease_seconds: float) -> set[str]:
+        """Make the given pins expire `lease_seconds` from now; returns the ids still live. An
+        expired or removed pin is never revived."""
+
+    def remove_pin(self, pin_id: str) -> None:
+        """Release a pin; removing one that is gone already does nothing."""
+
+    def pins(self, workspace: str) -> list[tuple[str, str, float]]:
+        """The unexpired pins of `workspace`: (ref, holder, expiry in unix seconds), soonest to
+        expire first."""
+
+    def pinned_refs(self, workspace: str) -> set[str]:
+        """The refs of `workspace` with at least one unexpired pin."""
+
+    def workspace_lock(
+        self, workspace: str, timeout_seconds: float
+    ) -> AbstractContextManager[None]:
+        """Held for one indexing run of one workspace, exclusive across threads and processes;
+        StoreError when another holder keeps it past the timeout. The operating system
+        (SQLite) or the server (PostgreSQL) drops it when its holder dies."""
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def current(self, workspace: str) -> str | None:
+        """The ref served by default; None before one is set."""
+
+    def selection(self, workspace: str, ref: str) -> str | None:
+        """The docs selection `ref` was read with, None when none was recorded."""
+
+    def ref_report(self, workspace: str, ref: str) -> tuple[str | None, str | None]:
+        """When `ref` was indexed (UTC, ISO 8601) and the files it skipped (JSON); None for
+        each that was not recorded."""
+
+    def has_chunks(self, workspace: str, ref: str) -> bool:
+        """Whether a ref is indexed: one EXISTS query, no embedding."""
+
+    def has_files(self, workspace: str, ref: str) -> bool:
+        """Whether `ref` has files: a ref indexed before the stores kept them has chunks only."""
+
+    def files(self, workspace: str, ref: str) -> list[StoredFile]:
+        """The files of `ref` (path, lines, size in UTF-8 bytes), by path in code point
+        order."""
+
+    def file_text(self, workspace: str, ref: str, path: str) -> str | None:
+        """The file's text exactly as written (line ends, a byte order mark); None when `ref`
+        has no such file."""
+
+    def ref_counts(self, workspace: str) -> dict[str, int]:
+        """How many chunks each ref of `workspace` holds, by ref."""
+
+    def workspaces(self) -> list[str]:
+        """Every workspace with chunks or a current ref, in code point order."""
+
+    def embeddings_for(self, content_hashes: Sequence[str], model_id: str) -> dict[str, Vector]:
+        """Stored vectors by content hash (the hash of the model and the embedding input), of
+        any workspace, so the indexer embeds only new or changed chunks, and a fork or a second
+        clone of the same docs nothing at all."""
+
+    def search(
+        self,
+        workspace: str,
+        ref: str,
+        vector: Vector,
+        k: int,
+        paths: Collection[str] | None = None,
+    ) -> list[StoredHit]:
+        """The k nearest chunks of one ref by cosine similarity (score: the similarity, highest
+        first).
+
+        With `paths`, only the chunks of those paths are ranked, and the k best of that subset
+        come back (all of it when it holds fewer than k), each scored as an unfiltered search
+        scores it; an empty collection finds nothing. It may hold thousands of paths.
+        """
+
+    def search_text(
+        self,
+        workspace: str,
+        ref: str,
+        query: str,
+        k: int,
+        paths: Collection[str] | None = None,
+    ) -> list[StoredHit]:
+        """The k best chunks of one ref by BM25 (score: higher is better; no hits when the query
+        has no searchable word). `paths` limits it as it limits `search`."""
