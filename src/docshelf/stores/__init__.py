@@ -41,7 +41,7 @@ def open_store(
             made for another model or width.
         ConfigError: a PostgreSQL URL without the `postgres` extra installed.
     """
-    # Returning each class as a Store is what makes mypy check that both keep the contract.
+    # Both classes subclass Store, so mypy checks each against the contract where it is defined.
     if is_postgres_url(location):
         try:
             from docshelf.stores.postgres import PostgresStore  # noqa: PLC0415 - optional extra

@@ -1,5 +1,8 @@
 """The contract both stores keep (SQLiteStore, PostgresStore), as the Protocol `Store`.
 
+Both stores subclass `Store` explicitly, so mypy checks each class against it, and they inherit
+its docstrings (a store's own says only what is particular to it) and `__enter__`/`__exit__`.
+
 `tests/stores/test_contract.py` runs every case against a real SQLite file and a real
 PostgreSQL; a new method gets its contract test first. This module imports nothing heavy, so
 that a module may name `Store` without loading numpy or psycopg.
@@ -29,24 +32,24 @@ class Store(Protocol):
     """Chunks, file texts, pins and indexing locks of every workspace in one store.
     Thread-safe; every failure is a StoreError naming the store by its `location`."""
 
-    @property
-    def location(self) -> str:
-        """The store as messages name it: a path, or a URL without its password."""
+    # Attributes, not properties: each store sets them when it opens, and a read-only property
+    # here would refuse that assignment in the explicit subclasses. Read them, never set them.
+    location: str
+    """The store as messages name it: a path, or a URL without its password."""
+    model_id: str
+    """The embedding model the store was made for, as recorded in it."""
+    dim: int
+    """The width of its vectors, as recorded in it; 0 for the none embedder."""
 
-    @property
-    def model_id(self) -> str:
-        """The embedding model the store was made for, as recorded in it."""
+    def close(self) -> None:
+        """Close the store's connections."""
 
-    @property
-    def dim(self) -> int:
-        """The width of its vectors, as recorded in it; 0 for the none embedder."""
-
-    def close(self) -> None: ...
-
-    def __enter__(self) -> Self: ...
+    def __enter__(self) -> Self:
+        return self
 
     def __exit__(self, *exc: object) -> None:
         """Closes the store."""
+        self.close()
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -57,13 +60,18 @@ class Store(Protocol):
         rows: Iterable[ChunkRow],
         files: Iterable[FileRow] = (),
     ) -> None:
-        """All of a ref's chunk rows and all of its files in one transaction.
+        """Make `rows` the whole of `ref`'s chunks and `files` the whole of its files, in one
+        transaction.
 
         A ref that has any chunks has all of them and all of its files, and a failure (a
         refused row, a path given twice, an exception from either iterator) leaves the previous
         chunks and files untouched. A text is stored once per text_hash, across refs and
-        workspaces: a commit that changes one file adds one text. A write without `files`
-        leaves the ref without files.
+        workspaces: a commit that changes one file adds one text; the texts that no ref holds
+        any more go at a later prune. A write without `files` leaves the ref without files.
+
+        Raises:
+            StoreError: the write failed, a row's embedding does not fit the store, or a path is
+                among `files` twice; the ref's previous chunks and files are untouched.
         """
 
     def prune(self, workspace: str, keep_refs: Iterable[str]) -> int:
@@ -71,8 +79,9 @@ class Store(Protocol):
         pinned ones, and the workspace's expired pins; returns how many refs went.
 
         Then the texts no ref of any workspace holds go (on PostgreSQL, at a prune that no write
-        overlaps). The pins are read in the transaction that deletes, so a pin added before the
-        prune began is never missed.
+        overlaps). The workspace's current ref is left as it is, even when its chunks go. The
+        pins are read in the transaction that deletes, so a pin added before the prune began is
+        never missed.
         """
 
     def set_current(self, workspace: str, ref: str) -> None:
@@ -91,11 +100,21 @@ class Store(Protocol):
         of a holder that dies (and stops renewing them) expire. Two pins of one ref need two
         removals. Pin a ref before checking that it is there: a prune that ran first has
         deleted it.
+
+        Raises:
+            ConfigError: the lease is not a positive number of seconds (at most a year).
+            StoreError: the write failed.
         """
 
     def renew_pins(self, pin_ids: Sequence[str], lease_seconds: float) -> set[str]:
-        """Make the given pins expire `lease_seconds` from now; returns the ids still live. An
-        expired or removed pin is never revived."""
+        """Make the given pins expire `lease_seconds` from now; returns the ids still live.
+
+        A pin that expired or was removed is not revived: a prune may have deleted its ref.
+
+        Raises:
+            ConfigError: the lease is not a positive number of seconds (at most a year).
+            StoreError: the write failed.
+        """
 
     def remove_pin(self, pin_id: str) -> None:
         """Release a pin; removing one that is gone already does nothing."""
@@ -110,9 +129,18 @@ class Store(Protocol):
     def workspace_lock(
         self, workspace: str, timeout_seconds: float
     ) -> AbstractContextManager[None]:
-        """Held for one indexing run of one workspace, exclusive across threads and processes;
-        StoreError when another holder keeps it past the timeout. The operating system
-        (SQLite) or the server (PostgreSQL) drops it when its holder dies."""
+        """Hold the indexing lock of `workspace` for the block (one indexing run), waiting up to
+        `timeout_seconds`.
+
+        One holder at a time, among the threads of this process and every other process using
+        the store. The operating system (SQLite) or the server (PostgreSQL) drops it when its
+        holder dies.
+
+        Raises:
+            ConfigError: the timeout is negative or not a number.
+            StoreError: another holder kept the lock for the whole wait, or the lock could not
+                be taken (SQLite: its file cannot be opened; PostgreSQL: the server failed).
+        """
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -137,8 +165,8 @@ class Store(Protocol):
         order."""
 
     def file_text(self, workspace: str, ref: str, path: str) -> str | None:
-        """The file's text exactly as written (line ends, a byte order mark); None when `ref`
-        has no such file."""
+        """The text of file `path` of `ref` exactly as it was written (line ends, a byte order
+        mark); None when `ref` has no such file."""
 
     def ref_counts(self, workspace: str) -> dict[str, int]:
         """How many chunks each ref of `workspace` holds, by ref."""
@@ -147,9 +175,10 @@ class Store(Protocol):
         """Every workspace with chunks or a current ref, in code point order."""
 
     def embeddings_for(self, content_hashes: Sequence[str], model_id: str) -> dict[str, Vector]:
-        """Stored vectors by content hash (the hash of the model and the embedding input), of
-        any workspace, so the indexer embeds only new or changed chunks, and a fork or a second
-        clone of the same docs nothing at all."""
+        """Stored vectors of chunks with these content hashes (the hash of the model and the
+        embedding input), of any workspace, so the indexer embeds only new or changed chunks, and
+        a fork or a second clone of the same docs nothing at all. Only vectors made by
+        `model_id`: none when it is not the store's model, or the store's width is 0."""
 
     def search(
         self,
@@ -159,12 +188,16 @@ class Store(Protocol):
         k: int,
         paths: Collection[str] | None = None,
     ) -> list[StoredHit]:
-        """The k nearest chunks of one ref by cosine similarity (score: the similarity, highest
-        first).
+        """The k chunks of `ref` nearest to `vector` by cosine similarity (score: the
+        similarity, highest first).
 
         With `paths`, only the chunks of those paths are ranked, and the k best of that subset
         come back (all of it when it holds fewer than k), each scored as an unfiltered search
         scores it; an empty collection finds nothing. It may hold thousands of paths.
+
+        Raises:
+            StoreError: the store cannot be read, holds no vectors, or `vector` has another
+                width or is not a finite, non-zero vector.
         """
 
     def search_text(
@@ -175,5 +208,10 @@ class Store(Protocol):
         k: int,
         paths: Collection[str] | None = None,
     ) -> list[StoredHit]:
-        """The k best chunks of one ref by BM25 (score: higher is better; no hits when the query
-        has no searchable word). `paths` limits it as it limits `search`."""
+        """The k chunks of `ref` that best match the words of `query` by BM25, from the ref's own
+        statistics (score: higher is better; no hits when the query has no searchable word).
+        `paths` limits it as it limits `search`, the statistics staying the whole ref's.
+
+        Raises:
+            StoreError: the store cannot be read.
+        """

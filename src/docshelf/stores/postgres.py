@@ -60,6 +60,7 @@ from docshelf.stores.common import (
     query_vector,
     row_embedding,
 )
+from docshelf.stores.contract import Store
 from docshelf.stores.migrations import migrations
 from docshelf.stores.postgres_errors import message, passwords, store_error, without_password
 from docshelf.stores.postgres_pool import (
@@ -145,7 +146,7 @@ COPY_TYPES = [
 ]
 
 
-class PostgresStore(PooledConnections):
+class PostgresStore(PooledConnections, Store):
     """Chunks of every workspace in one PostgreSQL database. Thread-safe."""
 
     def __init__(
@@ -240,12 +241,6 @@ class PostgresStore(PooledConnections):
             raise store_error("opening connections", location, e, secrets) from e
         return store
 
-    def __enter__(self) -> PostgresStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     # -- writes ----------------------------------------------------------------------------
 
     def replace_doc_chunks(
@@ -255,15 +250,7 @@ class PostgresStore(PooledConnections):
         rows: Iterable[ChunkRow],
         files: Iterable[FileRow] = (),
     ) -> None:
-        """Make `rows` the whole of `ref`'s chunks and `files` the whole of its files, in one
-        transaction. A text is stored once, by its hash, however many refs and workspaces hold
-        it, and sent to the server only when it is not stored yet; the texts that no ref holds
-        any more go at a later prune.
-
-        Raises:
-            StoreError: the write failed, a row's embedding does not fit the store, or a path is
-                among `files` twice; the ref's previous chunks and files are untouched.
-        """
+        """A text is sent to the server only when it is not stored yet."""
         with (
             self._errors(f"writing ref {ref!r} of workspace {workspace!r}"),
             self._connection() as conn,
@@ -307,15 +294,8 @@ class PostgresStore(PooledConnections):
         return row_embedding(row, location=self.location, model_id=self.model_id, dim=self.dim)
 
     def prune(self, workspace: str, keep_refs: Iterable[str]) -> int:
-        """Delete every ref of `workspace` (its chunks and its files) but `keep_refs` and the
-        pinned refs, and the workspace's expired pins; returns how many refs went. Then every
-        stored text that no ref of any workspace holds goes too, unless a write is under way
-        (TEXTS_LOCK_KEY): those texts go at a later prune.
-
-        The workspace's current ref is left as it is, even when its chunks go. The pins are read
-        in the same transaction as the delete, after add_pin's turn: a pin added before the
-        prune began is never missed.
-        """
+        """The texts no ref holds stay while a write is under way (TEXTS_LOCK_KEY), for a later
+        prune; the pins are read after add_pin's turn (PINS_LOCK_SEED)."""
         keep = sorted(set(keep_refs))
         with (
             self._errors(f"pruning workspace {workspace!r}"),
@@ -366,9 +346,7 @@ class PostgresStore(PooledConnections):
             )
 
     def set_selection(self, workspace: str, ref: str, selection: str, skipped: str = "[]") -> None:
-        """Record which files `ref` holds: the docs selection it was read with, the files it
-        skipped (JSON, as the indexer writes it) and the server's now as the time it was
-        indexed."""
+        """The time recorded is the server's now."""
         with (
             self._errors(f"recording the docs selection of {ref!r} in {workspace!r}"),
             self._connection() as conn,
@@ -382,8 +360,6 @@ class PostgresStore(PooledConnections):
             )
 
     def ref_report(self, workspace: str, ref: str) -> tuple[str | None, str | None]:
-        """When `ref` was indexed (UTC, ISO 8601) and the files it skipped (JSON); None for
-        each that was not recorded."""
         row = self._read(
             f"reading what indexing {ref!r} in {workspace!r} recorded",
             lambda conn: conn.execute(
@@ -398,7 +374,6 @@ class PostgresStore(PooledConnections):
         return when, None if skipped is None else str(skipped)
 
     def selection(self, workspace: str, ref: str) -> str | None:
-        """The docs selection `ref` was read with, None when none was recorded."""
         row = self._read(
             f"reading the docs selection of {ref!r} in {workspace!r}",
             lambda conn: conn.execute(
@@ -411,12 +386,6 @@ class PostgresStore(PooledConnections):
     # -- pins and the indexing lock --------------------------------------------------------
 
     def add_pin(self, workspace: str, ref: str, holder: str, lease_seconds: float) -> str:
-        """Keep `ref` out of every prune for `lease_seconds`; returns the pin's id.
-
-        Raises:
-            ConfigError: the lease is not a positive number of seconds (at most a year).
-            StoreError: the write failed.
-        """
         lease = check_lease(lease_seconds)
         pin_id = new_pin_id()
         with (
@@ -433,14 +402,6 @@ class PostgresStore(PooledConnections):
         return pin_id
 
     def renew_pins(self, pin_ids: Sequence[str], lease_seconds: float) -> set[str]:
-        """Make the given pins expire `lease_seconds` from now; returns the ids still live.
-
-        A pin that expired or was removed is not revived: a prune may have deleted its ref.
-
-        Raises:
-            ConfigError: the lease is not a positive number of seconds (at most a year).
-            StoreError: the write failed.
-        """
         lease = check_lease(lease_seconds)
         wanted = list(dict.fromkeys(pin_ids))
         if not wanted:
@@ -454,13 +415,10 @@ class PostgresStore(PooledConnections):
         return {str(pin_id) for (pin_id,) in rows}
 
     def remove_pin(self, pin_id: str) -> None:
-        """Release a pin; removing one that is gone already does nothing."""
         with self._errors("removing a pin"), self._connection() as conn:
             conn.execute("DELETE FROM docs_pins WHERE id = %s", (pin_id,))
 
     def pins(self, workspace: str) -> list[tuple[str, str, float]]:
-        """The unexpired pins of `workspace`: (ref, holder, expiry in unix seconds), soonest to
-        expire first."""
         rows = self._read(
             f"reading the pins of workspace {workspace!r}",
             lambda conn: conn.execute(
@@ -472,7 +430,6 @@ class PostgresStore(PooledConnections):
         return [(str(ref), str(holder), float(expires)) for ref, holder, expires in rows]
 
     def pinned_refs(self, workspace: str) -> set[str]:
-        """The refs of `workspace` with at least one unexpired pin."""
         rows = self._read(
             f"reading the pins of workspace {workspace!r}",
             lambda conn: conn.execute(
@@ -484,16 +441,8 @@ class PostgresStore(PooledConnections):
 
     @contextmanager
     def workspace_lock(self, workspace: str, timeout_seconds: float) -> Iterator[None]:
-        """Hold the indexing lock of `workspace` for the block, waiting up to `timeout_seconds`.
-
-        One holder at a time, among all the processes and threads using this database. The lock
-        is held by one pooled connection, lent for the whole block; if that session ends, the
-        server drops the lock.
-
-        Raises:
-            ConfigError: the timeout is negative or not a number.
-            StoreError: another holder kept the lock for the whole wait, or the server failed.
-        """
+        """A session-level advisory lock, held by one pooled connection lent for the whole
+        block; if that session ends, the server drops the lock."""
         waited = check_timeout(timeout_seconds)
         deadline = time.monotonic() + waited
         action = f"taking the indexing lock of workspace {workspace!r}"
@@ -539,7 +488,6 @@ class PostgresStore(PooledConnections):
         return bool(_first(row))
 
     def has_files(self, workspace: str, ref: str) -> bool:
-        """Whether `ref` has files: a ref indexed before the store kept them has chunks only."""
         row = self._read(
             f"looking up the files of ref {ref!r} of workspace {workspace!r}",
             lambda conn: conn.execute(
@@ -550,7 +498,6 @@ class PostgresStore(PooledConnections):
         return bool(_first(row))
 
     def files(self, workspace: str, ref: str) -> list[StoredFile]:
-        """The files of `ref`, by path (in code point order)."""
         rows = self._read(
             f"listing the files of ref {ref!r} of workspace {workspace!r}",
             lambda conn: conn.execute(
@@ -562,8 +509,6 @@ class PostgresStore(PooledConnections):
         return [StoredFile(str(path), int(lines), int(size)) for path, lines, size in rows]
 
     def file_text(self, workspace: str, ref: str, path: str) -> str | None:
-        """The text of file `path` of `ref`, exactly as it was written; None when `ref` has no
-        such file."""
         row = self._read(
             f"reading {path!r} of ref {ref!r} of workspace {workspace!r}",
             lambda conn: conn.execute(
@@ -597,8 +542,6 @@ class PostgresStore(PooledConnections):
         return sorted(str(w) for (w,) in rows)
 
     def embeddings_for(self, content_hashes: Sequence[str], model_id: str) -> dict[str, Vector]:
-        """Stored vectors of chunks with these content hashes, made by `model_id`, in any
-        workspace."""
         wanted = list(dict.fromkeys(content_hashes))
         if model_id != self.model_id or not self.dim or not wanted:
             return {}
@@ -621,12 +564,8 @@ class PostgresStore(PooledConnections):
         k: int,
         paths: Collection[str] | None = None,
     ) -> list[StoredHit]:
-        """The k chunks of `ref` nearest to `vector` by cosine similarity, nearest first; with
-        `paths`, the k nearest of the chunks of those paths, scored as in a search of all.
-
-        Raises:
-            StoreError: the store cannot be read, holds no vectors, or `vector` has another width.
-        """
+        """An HNSW search, answered exactly over the ref (or the subset) when pgvector's
+        filtered walk comes back short."""
         query = query_vector(vector, location=self.location, model_id=self.model_id, dim=self.dim)
         if k < 1 or (paths is not None and not paths):
             return []
@@ -663,13 +602,6 @@ class PostgresStore(PooledConnections):
         k: int,
         paths: Collection[str] | None = None,
     ) -> list[StoredHit]:
-        """The k chunks of `ref` that best match the terms of `query` (BM25 from the ref's own
-        statistics), best first; with `paths`, the k best of the chunks of those paths, each
-        scored as in a search of the whole ref.
-
-        Raises:
-            StoreError: the store cannot be read.
-        """
         if k < 1 or (paths is not None and not paths):
             return []
         return self._read(

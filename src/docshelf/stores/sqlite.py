@@ -46,6 +46,7 @@ from docshelf.stores.common import (
     query_vector,
     row_embedding,
 )
+from docshelf.stores.contract import Store
 from docshelf.stores.migrations import migrations
 from docshelf.stores.sqlite_schema import migrate, now
 from docshelf.stores.sqlite_text import ChunkEntry, chunk_terms, write_term_lists
@@ -67,7 +68,7 @@ FILE_BATCH = 500
 _SELECT_HIT = f"SELECT {bm25.HIT_COLUMNS} FROM chunks"
 
 
-class SQLiteStore:
+class SQLiteStore(Store):
     """Chunks of every workspace in one SQLite file. Thread-safe."""
 
     def __init__(
@@ -214,12 +215,6 @@ class SQLiteStore:
         self._matrices.clear()
         self._local = threading.local()
 
-    def __enter__(self) -> SQLiteStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     # -- writes ----------------------------------------------------------------------------
 
     def replace_doc_chunks(
@@ -229,14 +224,6 @@ class SQLiteStore:
         rows: Iterable[ChunkRow],
         files: Iterable[FileRow] = (),
     ) -> None:
-        """Make `rows` the whole of `ref`'s chunks and `files` the whole of its files, in one
-        transaction. A text is stored once, by its hash, however many refs hold it; the texts
-        that no ref holds any more go at the next prune.
-
-        Raises:
-            StoreError: the write failed, a row's embedding does not fit the store, or a path is
-                among `files` twice; the ref's previous chunks and files are untouched.
-        """
         with self._transaction(f"writing ref {ref} of workspace {workspace}") as conn:
             conn.execute("DELETE FROM chunks WHERE workspace = ? AND ref = ?", (workspace, ref))
 
@@ -276,13 +263,6 @@ class SQLiteStore:
         return None if vector is None else np.asarray(vector, dtype="<f4").tobytes()
 
     def prune(self, workspace: str, keep_refs: Iterable[str]) -> int:
-        """Delete every ref of `workspace` (its chunks and its files) but `keep_refs` and the
-        pinned refs, and the workspace's expired pins; returns how many refs went. Then every
-        stored text that no ref of any workspace holds goes too.
-
-        The pins are read in the same transaction as the delete: a pin added before the prune
-        began is never missed.
-        """
         keep = sorted(set(keep_refs))
         marks = ",".join("?" * len(keep))
         with self._transaction(f"pruning workspace {workspace}") as conn:
@@ -330,8 +310,6 @@ class SQLiteStore:
             )
 
     def set_selection(self, workspace: str, ref: str, selection: str, skipped: str = "[]") -> None:
-        """Record which files `ref` holds: the docs selection it was read with, the files it
-        skipped (JSON, as the indexer writes it) and now as the time it was indexed."""
         with self._transaction(f"recording the docs selection of {ref} in {workspace}") as conn:
             conn.execute(
                 "INSERT INTO selections (workspace, ref, selection, indexed_at, skipped) "
@@ -342,8 +320,6 @@ class SQLiteStore:
             )
 
     def ref_report(self, workspace: str, ref: str) -> tuple[str | None, str | None]:
-        """When `ref` was indexed (UTC, ISO 8601) and the files it skipped (JSON); None for
-        each that was not recorded."""
         with self._errors("reading what a ref's indexing recorded"):
             row = (
                 self._connect()
@@ -356,7 +332,6 @@ class SQLiteStore:
         return (None, None) if row is None else (row[0], row[1])
 
     def selection(self, workspace: str, ref: str) -> str | None:
-        """The docs selection `ref` was read with, None when none was recorded."""
         with self._errors("reading a docs selection"):
             row = (
                 self._connect()
@@ -371,12 +346,6 @@ class SQLiteStore:
     # -- pins and the indexing lock --------------------------------------------------------
 
     def add_pin(self, workspace: str, ref: str, holder: str, lease_seconds: float) -> str:
-        """Keep `ref` out of every prune for `lease_seconds`; returns the pin's id.
-
-        Raises:
-            ConfigError: the lease is not a positive number of seconds (at most a year).
-            StoreError: the write failed.
-        """
         lease = check_lease(lease_seconds)
         pin_id = new_pin_id()
         with self._transaction(f"pinning ref {ref} of workspace {workspace}") as conn:
@@ -387,14 +356,6 @@ class SQLiteStore:
         return pin_id
 
     def renew_pins(self, pin_ids: Sequence[str], lease_seconds: float) -> set[str]:
-        """Make the given pins expire `lease_seconds` from now; returns the ids still live.
-
-        A pin that expired or was removed is not revived: a prune may have deleted its ref.
-
-        Raises:
-            ConfigError: the lease is not a positive number of seconds (at most a year).
-            StoreError: the write failed.
-        """
         lease = check_lease(lease_seconds)
         wanted = list(dict.fromkeys(pin_ids))
         live: set[str] = set()
@@ -412,13 +373,10 @@ class SQLiteStore:
         return live
 
     def remove_pin(self, pin_id: str) -> None:
-        """Release a pin; removing one that is gone already does nothing."""
         with self._transaction("removing a pin") as conn:
             conn.execute("DELETE FROM pins WHERE id = ?", (pin_id,))
 
     def pins(self, workspace: str) -> list[tuple[str, str, float]]:
-        """The unexpired pins of `workspace`: (ref, holder, expiry in unix seconds), soonest to
-        expire first."""
         with self._errors(f"reading the pins of workspace {workspace}"):
             rows = (
                 self._connect()
@@ -432,7 +390,6 @@ class SQLiteStore:
         return [(str(ref), str(holder), float(expires)) for ref, holder, expires in rows]
 
     def pinned_refs(self, workspace: str) -> set[str]:
-        """The refs of `workspace` with at least one unexpired pin."""
         with self._errors(f"reading the pins of workspace {workspace}"):
             rows = self._connect().execute(
                 "SELECT DISTINCT ref FROM pins WHERE workspace = ? AND expires_at > ?",
@@ -442,15 +399,8 @@ class SQLiteStore:
 
     @contextmanager
     def workspace_lock(self, workspace: str, timeout_seconds: float) -> Iterator[None]:
-        """Hold the indexing lock of `workspace` for the block, waiting up to `timeout_seconds`.
-
-        One holder at a time, among the threads of this process and every other process.
-
-        Raises:
-            ConfigError: the timeout is negative or not a number.
-            StoreError: another holder kept the lock for the whole wait, or its file in the
-                runtime folder cannot be opened.
-        """
+        """An flock on a file in this user's runtime folder, never beside the database
+        (sqlite_lock.py)."""
         with sqlite_lock.workspace_lock(self.path, self.location, workspace, timeout_seconds):
             yield
 
@@ -478,7 +428,6 @@ class SQLiteStore:
         return bool(found)
 
     def has_files(self, workspace: str, ref: str) -> bool:
-        """Whether `ref` has files: a ref indexed before the store kept them has chunks only."""
         with self._errors(f"looking up the files of ref {ref}"):
             (found,) = (
                 self._connect()
@@ -491,7 +440,6 @@ class SQLiteStore:
         return bool(found)
 
     def files(self, workspace: str, ref: str) -> list[StoredFile]:
-        """The files of `ref`, by path (in code point order)."""
         with self._errors(f"listing the files of ref {ref}"):
             rows = self._connect().execute(
                 "SELECT path, lines, size FROM ref_files WHERE workspace = ? AND ref = ? "
@@ -501,8 +449,6 @@ class SQLiteStore:
             return [StoredFile(str(path), int(lines), int(size)) for path, lines, size in rows]
 
     def file_text(self, workspace: str, ref: str, path: str) -> str | None:
-        """The text of file `path` of `ref`, exactly as it was written; None when `ref` has no
-        such file."""
         with self._errors(f"reading {path} of ref {ref}"):
             row = (
                 self._connect()
@@ -533,8 +479,6 @@ class SQLiteStore:
             return [str(w) for (w,) in rows]
 
     def embeddings_for(self, content_hashes: Sequence[str], model_id: str) -> dict[str, Vector]:
-        """Stored vectors of chunks with these content hashes, made by `model_id`, in any
-        workspace."""
         if model_id != self.model_id or not self.dim:
             return {}
         found: dict[str, Vector] = {}
@@ -562,13 +506,6 @@ class SQLiteStore:
         k: int,
         paths: Collection[str] | None = None,
     ) -> list[StoredHit]:
-        """The k chunks of `ref` nearest to `vector` by cosine similarity, nearest first; with
-        `paths`, the k nearest of the chunks of those paths, scored as in a search of all.
-
-        Raises:
-            StoreError: the store cannot be read, holds no vectors, or `vector` has another
-                width or is not a finite, non-zero vector.
-        """
         query = query_vector(vector, location=self.location, model_id=self.model_id, dim=self.dim)
         if k < 1 or (paths is not None and not paths):
             return []
@@ -597,13 +534,6 @@ class SQLiteStore:
         k: int,
         paths: Collection[str] | None = None,
     ) -> list[StoredHit]:
-        """The k chunks of `ref` that best match the words of `query` by BM25, best first; with
-        `paths`, the k best of the chunks of those paths, each scored as in a search of all
-        (the statistics are the ref's either way): see sqlite_text.py.
-
-        Raises:
-            StoreError: the store cannot be read.
-        """
         if k < 1 or (paths is not None and not paths):
             return []
         conn = self._connect()
