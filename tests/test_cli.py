@@ -368,7 +368,7 @@ def test_chunk_cuts_each_format_by_its_own_titles_and_a_django_txt_as_rst(tmp_pa
         ("guide.rst", "Guide > Install"),
         ("manual.adoc", "Manual"),
         ("manual.adoc", "Manual > Usage"),
-        ("page.mdx", "Page"),  # its <Tabs> element is its content, as remark-mdx reads it
+        # "Page" holds only its <Tabs> tag, which is markup: no chunk, as remark-mdx reads it
         ("page.mdx", "Page > Setup"),
         ("plain.txt", None),
         ("topic.txt", "Topics"),

@@ -305,7 +305,7 @@ def test_default_docs_root_of_a_top_level_is_found_there(unchanged: Repo, mirror
     ws = open_git(unchanged, mirrors)
     assert ws.docs_roots is None and not ws.chosen
     docs = ws.read_docs(unchanged.head())
-    assert docs.roots == ("docs",) == ws.roots_at(unchanged.head())
+    assert docs.roots == ("docs",) == ws.layout_at(unchanged.head()).roots
     assert "README.md" not in paths(docs)
 
 
@@ -756,7 +756,7 @@ def test_plain_directory_reads_another_selection_from_the_bytes_its_sync_read(
     ws = open_plain(plain, mirrors)  # none named: the sync reads the whole directory
     ref = ws.sync()
     stored = Selection(("guides",), exclude=("draft*",))
-    assert ws.roots_at(ref, stored) == ("guides",) and ws.roots_at(ref) == (".",)
+    assert ws.layout_at(ref, stored).roots == ("guides",) and ws.layout_at(ref).roots == (".",)
     docs = ws.read_docs(ref, stored)
     assert (paths(docs), docs.roots, docs.excluded) == (["guides/setup.md"], ("guides",), 1)
     assert skips(docs) == {"guides/link.md": "symbolic link, not followed"}
@@ -781,9 +781,9 @@ def test_a_git_workspace_reads_the_selection_it_is_given_at_a_commit(
     repo = make_repo(tmp_path / "repo")
     ws = open_git(repo, mirrors)
     head = repo.head()
-    assert ws.roots_at(head) == ("docs",)
+    assert ws.layout_at(head).roots == ("docs",)
     given = Selection(("docs/runbooks",))
-    assert ws.roots_at(head, given) == ("docs/runbooks",)
+    assert ws.layout_at(head, given).roots == ("docs/runbooks",)
     docs = ws.read_docs(head, given)
     assert (paths(docs), docs.roots) == (["docs/runbooks/pay.md"], ("docs/runbooks",))
     assert ws.selection == Selection()  # the workspace keeps its own

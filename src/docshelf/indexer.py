@@ -31,7 +31,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import BinaryIO, Protocol
 
 import numpy as np
@@ -48,7 +48,15 @@ from docshelf.config import (
 from docshelf.errors import DocshelfError, IndexingError
 from docshelf.pins import PinKeeper, default_holder
 from docshelf.rows import ChunkRow, FileRow, Vector
-from docshelf.workspace import DocFile, Docs, Selection, Skipped, skipped_record
+from docshelf.workspace import (
+    DocFile,
+    Docs,
+    Layout,
+    Selection,
+    Skipped,
+    included_heading,
+    skipped_record,
+)
 
 log = logging.getLogger("docshelf.indexer")
 
@@ -154,7 +162,7 @@ class Source(Protocol):
 
     def read_docs(self, ref: str, selection: Selection) -> Docs: ...
 
-    def roots_at(self, ref: str, selection: Selection) -> tuple[str, ...]: ...
+    def layout_at(self, ref: str, selection: Selection) -> Layout: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +204,8 @@ class IndexResult:
     # nothing was read).
     roots: tuple[str, ...] = ()
     excluded: int = 0
+    # Where the docs were found: the sites and what they leave out (the roots alone when named).
+    layout: Layout | None = None
 
 
 def content_hash(model_id: str, text: str) -> str:
@@ -204,9 +214,13 @@ def content_hash(model_id: str, text: str) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def file_chunks(file: DocFile) -> list[Chunk]:
-    """A file's chunks, by the one rule `docshelf chunk` shows (chunking.chunk_file)."""
-    return chunk_file(file.path, file.text, file.kind)
+def file_chunks(file: DocFile, included_in: Sequence[str] = ()) -> list[Chunk]:
+    """A file's chunks, by the one rule `docshelf chunk` shows (chunking.chunk_file); a file
+    that pages include names the page it appears in at the head of each breadcrumb."""
+    chunks = chunk_file(file.path, file.text, file.kind)
+    if not included_in:
+        return chunks
+    return [replace(c, heading=included_heading(c.heading, included_in)) for c in chunks]
 
 
 class _FifoLock:
@@ -269,9 +283,9 @@ class Indexer:
         self._holder = holder or default_holder()
         self._runs = _FifoLock()
         self._settled: str | None = None
-        # The last ref this indexer indexed or found indexed, with its selection's key and its
-        # docs roots: a settled ref (or one found indexed again) reports them without a read.
-        self._reported: tuple[str, str, tuple[str, ...]] | None = None
+        # The last ref this indexer indexed or found indexed, with its selection's key and where
+        # its docs are: a settled ref (or one found indexed again) reports them without a read.
+        self._reported: tuple[str, str, Layout] | None = None
         self._pins = PinKeeper(store, source.name, self._holder, pin_lease)
         # Why the last refresh failed (what it logged), None after one that succeeded.
         self.last_failure: str | None = None
@@ -370,12 +384,12 @@ class Indexer:
                         and self._store.has_files(self.workspace, ref)
                     ):
                         if reported is not None and reported[:2] == (ref, key):
-                            roots = reported[2]
+                            layout = reported[2]
                         else:
-                            roots = self._source.roots_at(ref, selection)
+                            layout = self._source.layout_at(ref, selection)
                         pruned, prune_error = self._promote(ref)
-                        self._reported = (ref, key, roots)
-                        return self._already(ref, started, roots, pruned, prune_error)
+                        self._reported = (ref, key, layout)
+                        return self._already(ref, started, layout, pruned, prune_error)
                     docs = self._source.read_docs(ref, selection)
                     with _Vectors(self._embedder) as vectors:
                         hashes, embedded, reused = self._vectors(docs, vectors, report, cancel)
@@ -396,7 +410,7 @@ class Indexer:
                     )
                     _check(cancel)
                     pruned, prune_error = self._promote(ref)
-                    self._reported = (ref, key, docs.roots)
+                    self._reported = (ref, key, docs.layout or Layout(docs.roots))
         except TimeoutError as e:
             raise IndexingError(
                 f"indexing {ref} of workspace {self.workspace}: another run of this workspace "
@@ -421,6 +435,7 @@ class Indexer:
             prune_error=prune_error,
             roots=docs.roots,
             excluded=docs.excluded,
+            layout=docs.layout or Layout(docs.roots),
         )
         report(Progress("done", result.files or 0, chunks, embedded, embedded, reused))
         return result
@@ -444,7 +459,7 @@ class Indexer:
         self,
         ref: str,
         started: float,
-        roots: tuple[str, ...],
+        layout: Layout,
         pruned: int,
         prune_error: str | None,
     ) -> IndexResult:
@@ -461,7 +476,8 @@ class Indexer:
             already_indexed=True,
             pruned=pruned,
             prune_error=prune_error,
-            roots=roots,
+            roots=layout.roots,
+            layout=layout,
         )
 
     def _vectors(
@@ -644,7 +660,7 @@ def _chunks(docs: Docs) -> Iterator[Chunk]:
     """The chunks of `docs`, file by file, cut as they are asked for (cutting is cheap: about
     a second for 20,000 chunks, against minutes to embed them)."""
     for f in docs.files:
-        yield from file_chunks(f)
+        yield from file_chunks(f, docs.included.get(f.path, ()))
 
 
 def _rows(docs: Docs, hashes: Sequence[str], vectors: _Vectors) -> Iterator[ChunkRow]:

@@ -40,6 +40,7 @@ from docshelf.reading import (
     outline_file_lines,
 )
 from docshelf.shown import SHORT_REF, SHOWN_INT_DIGITS, clip, plural, short_ref, shown
+from docshelf.workspace import Layout
 
 if TYPE_CHECKING:
     from docshelf.app import IndexResult
@@ -405,7 +406,9 @@ def render_index(r: IndexResult) -> str:
             f"indexed {ref} of {name}: {plural(r.files or 0, 'file')}, {plural(r.chunks, 'chunk')} "
             f"({r.embedded} embedded, {r.reused} reused) in {r.seconds:.1f} s"
         ]
-    if r.roots:
+    if r.layout is not None and r.layout.roots:
+        lines += _layout_lines(r.layout)
+    elif r.roots:
         lines.append(f"docs: {', '.join(shown(root) for root in r.roots)}")
     if r.excluded:
         lines.append(f"left out by --include/--exclude: {plural(r.excluded, 'file')}")
@@ -417,6 +420,35 @@ def render_index(r: IndexResult) -> str:
     if r.prune_error:
         lines.append(f"warning: pruning failed ({r.prune_error}); the old refs cost disk only")
     return "\n".join(lines) + "\n"
+
+
+# How many top folders the whole-tree reading lists by name before it counts the rest.
+SHOWN_FOLDERS = 8
+
+
+def _layout_lines(layout: Layout) -> list[str]:
+    """Where the docs were found: "docs: website/docs (Docusaurus; not read: ...)", a line per
+    config that could not be read, and when the whole tree was read, what each top folder gave
+    and what the folders that are never docs left out."""
+    lines = [f"docs: {shown(layout.describe())}"]
+    lines += [f"note: {shown(note)}" for note in layout.notes]
+    if layout.folders:
+        named = ", ".join(
+            f"{shown(folder)} {count}" for folder, count in layout.folders[:SHOWN_FOLDERS]
+        )
+        more = len(layout.folders) - SHOWN_FOLDERS
+        if more > 0:
+            named += f" and {plural(more, 'more folder')}"
+        lines.append(
+            f"no docs folder or site config found: read the whole tree ({named}); name the "
+            "docs with --docs DIR"
+        )
+    if layout.left_out:
+        lines.append(
+            f"left out {plural(layout.left_out, 'file')} in vendored, build, test and hidden "
+            "folders"
+        )
+    return lines
 
 
 def index_data(r: IndexResult) -> dict[str, Any]:
@@ -433,6 +465,7 @@ def index_data(r: IndexResult) -> dict[str, Any]:
         "pruned": r.pruned,
         "prune_error": r.prune_error,
         "roots": list(r.roots),
+        "docs": (r.layout or Layout(r.roots)).data(),
         "excluded": r.excluded,
     }
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import pairwise
 
 from docshelf.chunking import Chunk, TextChunk
 from docshelf.chunking.fences import Fence, fence_closes, fence_open, looks_like_fence
-from docshelf.chunking.markdown import _front_matter, _sections
+from docshelf.chunking.markdown import _front_matter, _sections, visible_markdown
 from docshelf.chunking.outline import Outline
 from docshelf.chunking.text import prepare, utf8_size
 from docshelf.config import MAX_CHUNK_BYTES, OVERLAP_BYTES
@@ -62,9 +63,15 @@ def fenced_lines(text: str) -> set[int]:
 
 
 def check_markdown(path: str, text: str, chunks: list[Chunk]) -> None:
+    """The packer's guarantees on the visible lines (markup taken out), which are the file's own
+    lines one for one, each the file's line or the file's line with parts taken out."""
     lines = markdown_lines(text)
+    visible = visible_markdown(path, text).split("\n")
+    assert len(visible) == len(lines), "the visible text keeps every line of the file"
+    for shown_line, own in zip(visible, lines, strict=True):
+        assert _is_subsequence(shown_line, own), (shown_line, own)
     sections = section_lines(text)
-    _check_sections(path, lines, sections, chunks)
+    _check_sections(path, visible, sections, chunks)
 
     # No heading line lies inside a fence (checked where no HTML can hide a fence line).
     inside = set() if "<" in text else fenced_lines(text)
@@ -208,7 +215,7 @@ def check_outline(path: str, text: str, found: Outline, chunks: list[Chunk]) -> 
     visible = found.text.split("\n")
     assert len(visible) == len(lines), "the visible text keeps every line of the file"
     for shown_line, own in zip(visible, lines, strict=True):
-        assert _is_subsequence(shown_line, own), (shown_line, own)
+        assert shows_line(shown_line, own), (shown_line, own)
     n, count = len(found.text), len(visible)
     starts = [0]
     for line in visible[:-1]:
@@ -236,3 +243,24 @@ def check_outline(path: str, text: str, found: Outline, chunks: list[Chunk]) -> 
 def _is_subsequence(part: str, whole: str) -> bool:
     it = iter(whole)
     return all(ch in it for ch in part)
+
+
+# A line a format writes in place of its own markup: the fence of a code block (AsciiDoc's
+# `----`, reStructuredText's `.. code-block::` and `::` literal blocks) on a delimiter, directive
+# or blank line; and the words a directive line shows as Sphinx renders it ("Note", "Added in
+# version 5.1.").
+_FENCE_LINE = re.compile(r"[ \t]*(?:`{3,}|~{3,})[\w+#.-]*")
+_MARKUP_LINE = re.compile(
+    r"[ \t]*(?:-{4,}|\.{4,}|`{3,}.*|~{3,}.*|\.\.[ \t]+[\w:-]+::.*|.*::)?[ \t]*"
+)
+_DIRECTIVE_LINE = re.compile(r"[ \t]*\.\.[ \t]+[\w:-]+::")
+
+
+def shows_line(shown: str, own: str) -> bool:
+    """Whether `shown` is what a chunker may show for the file's line `own`: the line with parts
+    taken out, a fence where the file delimits code, or a directive's words."""
+    if _is_subsequence(shown, own):
+        return True
+    if _FENCE_LINE.fullmatch(shown) and _MARKUP_LINE.fullmatch(own):
+        return True
+    return _DIRECTIVE_LINE.match(own) is not None

@@ -3,6 +3,7 @@ asciidoctor-pdf tree, the robustness examples and generated AsciiDoc, and pathol
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from docshelf.chunking import Chunk
 from docshelf.chunking.asciidoc import outline_asciidoc, split_asciidoc
+from docshelf.chunking.text import prepare
 from tests.chunking.invariants import check_outline
 from tests.chunking.test_fuzz import SHAPE_SECONDS, SHAPE_SIZE
 from tests.chunking.test_robustness import SETS, examples
@@ -31,13 +33,31 @@ def visible(text: str) -> list[str]:
     return outline_asciidoc(text).text.split("\n")
 
 
+# A block of code's delimiter shows as a Markdown fence with the block's language (an outer block's
+# delimiter too, when it closes the block of code): the one kind of visible line that is not the
+# file's line with parts taken out.
+FENCE = re.compile(r"`{3,}[\w+#.-]*")
+CODE_DELIMITER = re.compile(r"--|([-.=*_+])\1{3,}|[|,:!]={3,}")
+
+
 def check(text: str, path: str = "doc.adoc") -> list[Chunk]:
-    """check_outline on the outline and chunks of `text`, and that both are deterministic;
-    returns the chunks."""
+    """check_outline on the outline and chunks of `text` (with each code delimiter that shows as a
+    fence taken as that fence), and that both are deterministic; returns the chunks."""
     found, chunks = outline_asciidoc(text), split_asciidoc(path, text)
     assert outline_asciidoc(text) == found and split_asciidoc(path, text) == chunks
-    check_outline(path, text, found, chunks)
+    lines, shown = prepare(text).split("\n"), found.text.split("\n")
+    assert len(lines) == len(shown), "the visible text keeps every line of the file"
+    for i, (line, seen) in enumerate(zip(lines, shown, strict=True)):
+        if FENCE.fullmatch(seen) and not is_subsequence(seen, line):
+            assert CODE_DELIMITER.fullmatch(line.rstrip(" \t\v\f\r\x00")), (line, seen)
+            lines[i] = seen
+    check_outline(path, "\n".join(lines), found, chunks)
     return chunks
+
+
+def is_subsequence(part: str, whole: str) -> bool:
+    it = iter(whole)
+    return all(ch in it for ch in part)
 
 
 def test_equals_titles_nest_under_the_document_title() -> None:
@@ -73,14 +93,15 @@ def test_a_title_inside_a_paragraph_is_text() -> None:
     assert headings("== A\n\ntext\n== Not a title\n\nmore\n") == ["A"]
 
 
-def test_attribute_lines_and_anchors_above_a_title_start_its_heading() -> None:
+def test_metadata_above_a_title_shows_nothing_and_its_section_starts_at_the_title() -> None:
     text = "= Doc\n\nintro\n\n[#install]\n\n[[setup]]\n== Install\n\nbody\n"
     chunks = split_asciidoc("doc.adoc", text)
     assert [(c.heading, c.start_line, c.end_line) for c in chunks] == [
         ("Doc", 1, 3),
-        ("Doc > Install", 5, 10),
+        ("Doc > Install", 8, 10),
     ]
-    assert chunks[1].content.startswith("[#install]\n\n[[setup]]\n== Install")
+    assert chunks[1].content == "== Install\n\nbody"
+    assert visible(text)[4:7] == ["", "", ""]
 
 
 def test_a_discrete_heading_is_content_of_its_section() -> None:
@@ -118,27 +139,27 @@ def test_attribute_entries_between_blocks_are_no_content() -> None:
 
 
 @pytest.mark.parametrize(
-    "delimiter",
+    ("delimiter", "shown"),
     [
-        "----",
-        "....",
-        "====",
-        "****",
-        "____",
-        "++++",
-        "--",
-        "|===",
-        ",===",
-        ":===",
-        "!===",
-        "------",
+        ("----", "```"),
+        ("....", "```"),
+        ("====", ""),
+        ("****", ""),
+        ("____", ""),
+        ("++++", ""),
+        ("--", ""),
+        ("|===", ""),
+        (",===", ""),
+        (":===", ""),
+        ("!===", ""),
+        ("------", "```"),
     ],
 )
-def test_delimited_blocks_never_hold_a_title(delimiter: str) -> None:
+def test_delimited_blocks_never_hold_a_title(delimiter: str, shown: str) -> None:
     text = f"== A\n\n{delimiter}\n== Inside\n\n== Nor this\n{delimiter}\n\n== B\n\nb\n"
     chunks = split_asciidoc("doc.adoc", text)
     assert [c.heading for c in chunks] == ["A", "B"]
-    assert f"{delimiter}\n== Inside\n\n== Nor this\n{delimiter}" in chunks[0].content
+    assert chunks[0].content == f"== A\n\n{shown}\n== Inside\n\n== Nor this\n{shown}".rstrip()
 
 
 def test_fenced_code_opens_with_a_language_and_closes_on_three_backticks() -> None:
@@ -156,8 +177,9 @@ def test_an_unclosed_block_runs_to_the_end_of_the_file() -> None:
 
 
 def test_an_outer_blocks_delimiter_closes_the_blocks_inside_it() -> None:
-    text = "== A\n\n====\n----\n====\n== B\n\nb\n"
-    assert ranges(text) == [("A", 1, 5), ("B", 6, 8)]
+    text = "== A\n\n====\n----\ncode\n====\n== B\n\nb\n"
+    assert ranges(text) == [("A", 1, 6), ("B", 7, 9)]
+    assert visible(text)[2:6] == ["", "```", "code", "```"]  # the listing's fence closes there
 
 
 def test_comment_blocks_and_line_comments_are_no_content() -> None:
@@ -182,7 +204,7 @@ def test_an_indented_literal_paragraph_holds_no_title() -> None:
 def test_block_titles_are_content_not_section_titles() -> None:
     text = "== A\n\n.Example\n----\ncode\n----\n"
     assert [(c.heading, c.content) for c in split_asciidoc("doc.adoc", text)] == [
-        ("A", "== A\n\n.Example\n----\ncode\n----")
+        ("A", "== A\n\nExample\n```\ncode\n```")
     ]
 
 
@@ -282,6 +304,9 @@ PIECES = (
     *("term:: def", "term::", "Q;; A", "  indented", "\tTab", "    four"),
     *("Jane Doe", "v1.0, 2024", "ifdef::x[]", "endif::[]", "include::x.adoc[]"),
     *("image::a.png[]", "toc::[]", "'''", "<<<", "- - -", "NOTE: note", "> quote", "a|"),
+    *("[source,java]", "[,kotlin]", "[tabs]", "======", "Java::", "[TIP]", "include-code::./A[]"),
+    *("xref:a.adoc#b[Text]", "link:https://x.org[X]", "javadoc:a.B[]", "{url}a[b]", "[[id]]x"),
+    *("<<id,Text>>", "<<id>>", "**strong**", "anchor:a[]", "indexterm:[a]", "`+<a>+` +", "```"),
 )
 JOINTS = ("\n", "\n", "\n", "\n\n", "\r\n", "\r", "", " ")
 
@@ -323,6 +348,13 @@ SHAPES = {
     "attribute references in a title": ":a: " + "x" * 400 + "\n\n== " + "{a}" * (N // 3),
     "comment lines": "// c\n" * (N // 5),
     "many sections": "== h\n\nx\n" * (N // 9),
+    "macro targets of colons": "a:" * (N // 2) + "[x]\n",
+    "macro texts of brackets": "a:b" + "]" * (N // 2) + "[" * (N // 2) + "\n",
+    "cross references that never close": "<<a," * (N // 4) + "\n",
+    "strong marks that never close": "**a" * (N // 3) + "\n",
+    "listings of source": "[source,java]\n----\nx\n----\n" * (N // 30),
+    "backticks in a listing": "----\n" + "```\n" * (N // 4) + "----\n",
+    "tabs": "[tabs]\n======\nJava::\n+\n----\nx\n----\n======\n" * (N // 40),
 }
 
 

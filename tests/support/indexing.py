@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from docshelf.rows import Vector
-from docshelf.workspace import DocFile, Docs, Selection, Skipped
+from docshelf.workspace import DocFile, Docs, Layout, Selection, Skipped
 
 MODEL = "fake-model"
 DIM = 16
@@ -92,7 +92,7 @@ class MemorySource:
         wanted = self.selection if selection is None else selection
         self.reads.append(ref)
         self.read_with.append(wanted)
-        roots = self.roots_at(ref, wanted)
+        roots = self.layout_at(ref, wanted).roots
         under = [p for p in sorted(self.refs[ref]) if any(_under(p, root) for root in roots)]
         files = [
             DocFile(path, self.refs[ref][path], "text" if path.endswith(".txt") else "markdown")
@@ -101,8 +101,8 @@ class MemorySource:
         ]
         return Docs(files, self.skipped[ref], roots, len(under) - len(files))
 
-    def roots_at(self, ref: str, selection: Selection | None = None) -> tuple[str, ...]:
-        return (self.selection if selection is None else selection).docs or (".",)
+    def layout_at(self, ref: str, selection: Selection | None = None) -> Layout:
+        return Layout((self.selection if selection is None else selection).docs or (".",))
 
 
 def _under(path: str, root: str) -> bool:

@@ -8,6 +8,10 @@ Constraints:
 - A heading-like line inside a fenced code block is content: a shell comment in a runbook's code
   sample is not a heading.
 - No chunk exceeds MAX_CHUNK_BYTES of UTF-8, whatever the input.
+- A chunk's text is the page's visible text (markup.visible_text): the file's own lines, one for
+  one, with site generators' markup taken out, so line numbers stay the file's. Sections are cut
+  on the file as written, so the headings are those a CommonMark parser finds; breadcrumbs are
+  plain words (markup.plain_title).
 """
 
 from __future__ import annotations
@@ -18,6 +22,12 @@ from dataclasses import dataclass
 from typing import AnyStr, NamedTuple
 
 from docshelf.chunking.fences import MAY_OPEN_PATTERN, fence_end, fence_open
+from docshelf.chunking.markup import (
+    MARKUP_LINE_PATTERN,
+    MARKUP_LINE_STARTS,
+    plain_title,
+    visible_text,
+)
 from docshelf.chunking.text import NON_BLANK, from_utf8, prepare, utf8, utf8_size
 from docshelf.config import MAX_CHUNK_BYTES, MAX_TITLE_CHARS, OVERLAP_BYTES
 
@@ -57,10 +67,15 @@ _NOT_YAML = re.compile(
     r"\n(?![ \t#]|-(?:[ \t]|(?=\n|\Z))|[^\s:][^:\n]*:(?:[ \t]|(?=\n|\Z))|[^\S\n]*(?=\n|\Z))"
 )
 # A line the section scanner must visit, matched from the newline before it: one that may be an
-# ATX heading, a setext underline or an HTML block (after at most three spaces), or open a fence.
-_EVENT_LINE = r"(?:[ ]{0,3}+(?:#|<|=+[ \t]*(?=\n|\Z)|-+[ \t]*(?=\n|\Z))|" + MAY_OPEN_PATTERN + ")"
+# ATX heading, a setext underline or an HTML block (after at most three spaces), or open a fence;
+# else, in the group, one that may be a site generator's markup (for the visible text only).
+_EVENT_LINE = (
+    r"(?:[ ]{0,3}+(?:#|<|=+[ \t]*(?=\n|\Z)|-+[ \t]*(?=\n|\Z))|"
+    + MAY_OPEN_PATTERN
+    + f"|({MARKUP_LINE_PATTERN}))"
+)
 # (The lookahead lets most lines fail on their first character, which halves the search time.)
-_EVENT = re.compile(r"\n(?=[ \t#<=`~*+0-9-])" + _EVENT_LINE)
+_EVENT = re.compile(rf"\n(?=[#<=`~*+0-9{MARKUP_LINE_STARTS}-])" + _EVENT_LINE)
 _EVENT_AT_START = re.compile(_EVENT_LINE)
 # A byte that is not ASCII whitespace (as str.isspace() sees it).
 _NON_ASCII_SPACE = re.compile(rb"[^\t\n\x0b\x0c\r\x1c-\x1f ]")
@@ -70,6 +85,8 @@ _BLANK_LINE = re.compile(r"\n[^\S\n]*(?=\n|\Z)")
 _SIGNIFICANT = frozenset("#`~=-*_+|<>0123456789")
 # Characters that can begin a fence's opening line (with list markers before it, or a tab).
 _FENCE_STARTS = frozenset("`~\t-+*0123456789")
+# Go templates rendered into Markdown before a site is built (chezmoi's `install.md.tmpl`).
+_TEMPLATE_SUFFIX = ".tmpl"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,9 +140,26 @@ def embedding_input(chunk: Chunk) -> str:
 
 def split_markdown(path: str, text: str) -> list[Chunk]:
     """Cut a Markdown file into chunks: one section per heading, sections without a body dropped,
-    each kept section packed into pieces of at most MAX_CHUNK_BYTES bytes of UTF-8."""
-    text = prepare(text)
-    return pack_sections(path, text, _sections(text))
+    each kept section packed into pieces of at most MAX_CHUNK_BYTES bytes of UTF-8. A chunk's
+    text is the visible text of its lines (site generators' markup taken out)."""
+    visible, sections = _visible_sections(path, prepare(text))
+    return pack_sections(path, visible, sections)
+
+
+def visible_markdown(path: str, text: str) -> str:
+    """The text split_markdown cuts chunks from: the prepared text's lines, one for one, with
+    site generators' markup taken out (markup.visible_text)."""
+    return _visible_sections(path, prepare(text))[0]
+
+
+def _visible_sections(path: str, text: str) -> tuple[str, list[Section]]:
+    """The visible text of a prepared text and its sections, cut where the text's are."""
+    fences: list[int] = []
+    lines: list[int] = []
+    sections = _sections(text, fences, lines)
+    fences.append(len(text))
+    found = visible_text(text, fences, lines, sections, path.endswith(_TEMPLATE_SUFFIX))
+    return found if found is not None else (text, sections)
 
 
 def pack_sections(path: str, text: str, sections: Iterable[Section]) -> list[Chunk]:
@@ -194,6 +228,7 @@ def _atx_title(rest: str | None) -> str:
         unclosed = title.rstrip("#")
         if not unclosed or unclosed[-1] in " \t":
             title = unclosed.rstrip(" \t")
+    title = plain_title(title)
     return title if len(title) <= MAX_TITLE_CHARS else _title(title)
 
 
@@ -203,9 +238,13 @@ def _title(title: str) -> str:
     return title
 
 
-def _sections(text: str) -> list[Section]:
+def _sections(
+    text: str, fences: list[int] | None = None, lines: list[int] | None = None
+) -> list[Section]:
     """Split the text at ATX and setext headings outside fences and HTML blocks, with each
-    section's breadcrumb.
+    section's breadcrumb (plain words). `fences`, when given, gets each fenced code block's start
+    (of its opening line) and end (of its closing line), flat; `lines` the start of each line,
+    outside fences and HTML blocks, that may be a site generator's markup (markup.visible_text).
 
     Only the lines that can start a heading, a fence or an HTML block are visited: a regular
     expression finds the next one, and fences and HTML blocks are jumped over by searching for
@@ -214,6 +253,8 @@ def _sections(text: str) -> list[Section]:
     """
     n = len(text)
     body_start, fm_title = _front_matter(text)
+    if fm_title:
+        fm_title = plain_title(fm_title)
     sections: list[Section] = []
     stack: list[tuple[int, str]] = []  # (level, the breadcrumb down to that heading)
     has_h1 = False
@@ -222,14 +263,23 @@ def _sections(text: str) -> list[Section]:
     # paragraph's first line (-1 when none is open) and whether it may be a setext title.
     known, known_para, known_setext = body_start, -1, False
 
-    find, next_event, append = text.find, _EVENT.search, sections.append
-    s = body_start if _EVENT_AT_START.match(text, body_start) else n + 1
+    find, next_event, append, new = text.find, _EVENT.search, sections.append, tuple.__new__
+    m = _EVENT_AT_START.match(text, body_start)
+    s = body_start if m is not None else n + 1
     if s > n and (m := next_event(text, body_start - 1 if body_start else 0)) is not None:
         s = m.start() + 1
     while s <= n:
         e = find("\n", s)
         if e < 0:
             e = n
+        if m is not None and m.lastindex:  # maybe generator markup, nothing the scanner needs
+            if lines is not None:
+                lines.append(s)
+            if e >= n:
+                break
+            m = next_event(text, e)
+            s = m.start() + 1 if m is not None else n + 1
+            continue
         line = text[s:e]
         stripped = line.lstrip(" ")
         first = stripped[0]
@@ -239,12 +289,16 @@ def _sections(text: str) -> list[Section]:
             atx = _ATX.fullmatch(stripped)
             if atx is not None:
                 head, level, title = s, len(atx.group(1)), _atx_title(atx.group(2))
+                if lines is not None and line.rstrip().endswith("}"):
+                    lines.append(s)  # an anchor may end it
         elif (first in _FENCE_STARTS or len(line) - len(stripped) > 3) and (
             "`" in line or "~" in line
         ):
             fence = fence_open(line)
         if fence is not None:
             closed_at = fence_end(text, e, fence)
+            if fences is not None:
+                fences += (s, closed_at if closed_at >= 0 else n)
             e = closed_at if closed_at >= 0 else n
             known, known_para = (e + 1 if e < n else n), -1
         elif first in "=-<":  # a setext underline or an HTML tag: it depends on the paragraph
@@ -259,18 +313,22 @@ def _sections(text: str) -> list[Section]:
                 title = text[para : s - 1]
                 if "\n" in title:
                     title = " ".join(part.strip() for part in title.split("\n"))
-                title = _title(title.strip())
+                title = _title(plain_title(title.strip()))
             elif underline and first == "-" and len(stripped.rstrip(" \t")) >= 3:
                 para = -1  # a thematic break
             elif ends is not None:
                 para = -1
+                if lines is not None and ends == "</" and stripped[1] in "sS":
+                    lines.append(s)  # a script or a style
                 if not (ends and _html_closed(stripped, ends)):
                     e = _html_end(text, e, ends)
             else:
+                if lines is not None and stripped.startswith("<<<"):
+                    lines.append(s)  # a code import
                 para, setext = _advance(s, line, para, setext)
             known, known_para, known_setext = (e + 1 if e < n else n), para, setext
         if level:
-            append(Section(start, head_end, head, crumb))
+            append(new(Section, (start, head_end, head, crumb)))
             while stack and stack[-1][0] >= level:
                 stack.pop()
             parent = stack[-1][1] if stack else ""

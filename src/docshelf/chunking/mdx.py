@@ -3,6 +3,9 @@
 MDX is Markdown with JavaScript: ESM `import`/`export` statements, JSX tags and `{expressions}`.
 Its headings and fences are Markdown's, so the Markdown scanner finds them, in a scan text where
 what is not Markdown became blank (lines of code) or a neutral letter (constructs inside prose).
+Here: the reader, which finds the spans of those constructs line by line; the JSX tag syntax and
+the prose patterns built on it are in mdx_tags.py, the outline built from the spans (visible
+lines, scan text, headings and their titles) in mdx_outline.py.
 
 Constraints:
 - Pure and deterministic, no I/O; the packer's guarantees hold (markdown.pack_sections): the
@@ -11,48 +14,63 @@ Constraints:
   page's code: their lines are blank in the visible text, multi-line ones to their end (a blank
   line ends one once its brackets, strings and comments are closed, as remark-mdx's acorn check
   does). Front matter (YAML `---` or TOML `+++`) is blank too; its `title` tops the breadcrumb.
-- JSX tags stay visible (their string attributes are content), without their `{expression}`
-  attribute values; `{expressions}`, `{/* comments */}` and `<!-- comments -->` (invalid MDX,
-  read as comments) are taken out of the visible lines. Braces and `<` inside code spans, link
-  destinations and fences are text. A construct that does not close is text.
+- The visible lines are the text a reader sees: generator syntax never reaches a chunk. A JSX
+  tag (a component's or an HTML element's, opening or closing) is taken out, and of it only the
+  string values of its text attributes (mdx_tags: a title, a label, an alt text) stay,
+  as words; its children are text where they stand. A line of tags alone becomes an empty line,
+  so does `<Note />` rendering an imported partial (the partial is a file of its own). A
+  Docusaurus container line (`:::tip Title`, `:::tip[Title]`, a closing `:::`) becomes its
+  title's words, or an empty line. `{expressions}`, `{/* comments */}` and `<!-- comments -->`
+  (invalid MDX, read as comments) are taken out. Braces and `<` inside code spans, link
+  destinations and fences are text: code stays code. A construct that does not close is text.
 - There are no HTML blocks and no indented code in MDX: a heading between JSX tags or indented
-  inside a JSX block is a heading. Breadcrumb titles are plain words (no tags, links' targets,
-  backticks or emphasis), never empty when the heading has a word.
+  inside a JSX block is a heading. Breadcrumb titles are the heading's visible text as plain
+  words (no tags, links' targets, backticks or emphasis; text attributes' words stay), never
+  empty when the heading has a word.
 - Linear time: lines and constructs are found by searching, the end of each `{` is remembered,
   and a construct that runs off the end of its paragraph (or of the file) stops the search for
   more of its kind there, so no stretch of the text is read more than a few times. Runs of the
-  plainest constructs in prose, and of lines of tags cut short, are read in one step each.
+  plainest constructs in prose, and of lines of tags cut short, are read in one step each. The
+  text attributes of a tag are read once more, when the visible text is built (spans do not
+  overlap), and a container line once.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from html import unescape
-from itertools import accumulate
 
 from docshelf.chunking.fences import fence_open
 from docshelf.chunking.javascript import Lexer
-from docshelf.chunking.markdown import Chunk, _front_matter, _sections
-from docshelf.chunking.outline import Heading, Outline, outline, split_outline
+from docshelf.chunking.markdown import Chunk, _front_matter
+from docshelf.chunking.mdx_outline import ATX, build_outline
+from docshelf.chunking.mdx_tags import (
+    ATTRIBUTES,
+    DESTINATION,
+    FAILING_TAG_LINES,
+    OPENING_TAG,
+    PROSE,
+    SPACE,
+    TAG_HEAD,
+    TAG_START,
+    Span,
+    tag_spans,
+)
+from docshelf.chunking.outline import Outline, split_outline
 from docshelf.chunking.text import prepare
-from docshelf.config import MAX_TITLE_CHARS
 
-# Where a tag or a comment may start: "<" before a name, "/", ">" or "!--".
-_TAG_START = r"<(?:!--|(?=[ \t\n]*+(?:[^\W\d]|[$/>])))"
 # A line the block reader must look at: blank, or starting (after any indentation) with what may
 # begin a fence, a list item, a quote, a heading, an underline or break, a tag or an expression;
 # or an ESM statement. Any other line continues or opens a paragraph.
 _LINE_EVENT = re.compile(
-    rf"^[ \t]*+(?:$|[#{{`~>=_*+0-9-]|(?:import|export) |{_TAG_START})", re.MULTILINE
+    rf"^[ \t]*+(?:$|[#{{`~>=_*+0-9:-]|(?:import|export) |{TAG_START})", re.MULTILINE
 )
 # Once an expression ran off the end of the text, a line starting with `{` is a paragraph's line.
 _LINE_EVENT_NO_BRACE = re.compile(
-    rf"^[ \t]*+(?:$|[#`~>=_*+0-9-]|(?:import|export) |{_TAG_START})", re.MULTILINE
+    rf"^[ \t]*+(?:$|[#`~>=_*+0-9:-]|(?:import|export) |{TAG_START})", re.MULTILINE
 )
 _ESM_KEYWORDS = ("import ", "export ")
 _BLANK_LINE = re.compile(r"\n[ \t]*+(?=\n|\Z)")
-_ATX = re.compile(r"(#{1,6})(?:[ \t]|$)")
 # A line that ends an open paragraph where it stands: a setext underline or a thematic break.
 _UNDERLINE_OR_BREAK = re.compile(r"(?:=+|-+)[ \t]*|([-*_])[ \t]*(?:\1[ \t]*){2,}")
 _THEMATIC_BREAK = re.compile(r"([-*_])[ \t]*(?:\1[ \t]*){2,}")
@@ -63,81 +81,26 @@ _FENCE_CLOSE = {
     "`": re.compile(r"\n[ \t]*+(`{3,}+)[ \t]*+(?=\n|\Z)"),
     "~": re.compile(r"\n[ \t]*+(~{3,}+)[ \t]*+(?=\n|\Z)"),
 }
+# A Docusaurus container line: three colons or more, the container's kind, then its title
+# (`:::tip Title`, `:::tip[Title]`), and an attribute block `{...}` at the end of the line.
+_CONTAINER_HEAD = re.compile(r":{3,}+[ \t]*+[\w-]*+")
+_CONTAINER_ATTRIBUTES = re.compile(r"\{[^{}\n]*+\}[ \t]*+")
+# Containers with no title of their own: the rest of their line is options, not words.
+_UNTITLED_CONTAINERS = frozenset({"code-group", "tabs", "v-pre", "raw"})
 _TOML_END = re.compile(r"\n\+\+\+[ \t]*(?=\n|\Z)")
 _TOML_TITLE = re.compile(r"^title[ \t]*=(.*)$", re.MULTILINE)
 
 # Inside prose: an escape, a code span, a tag or comment, an expression, a link destination.
-_INLINE_EVENT = re.compile(rf"[\\`{{]|\]\(|{_TAG_START}")
-_INLINE_EVENT_NO_BRACE = re.compile(rf"[\\`]|\]\(|{_TAG_START}")  # once expressions ran off
+_INLINE_EVENT = re.compile(rf"[\\`{{]|\]\(|{TAG_START}")
+_INLINE_EVENT_NO_BRACE = re.compile(rf"[\\`]|\]\(|{TAG_START}")  # once expressions ran off
 _BACKTICKS = re.compile(r"`++")
-_DESTINATION = re.compile(
-    r"\(\s*+(?:<[^<>\n]*+>|[^\s()<]*+)(?:\s++(?:\"[^\"\n]*+\"|'[^'\n]*+'))?\s*+\)"
-)
-# JSX: whitespace (line endings too), names, a tag's start and its attributes.
-_S = r"[ \t\n]*+"
-_SPACE = re.compile(_S)
-_NAME = r"(?:[^\W\d]|\$)[\w$-]*+"
-# A tag's start: "<", "/" when it closes, its name (a member a.b.c, or a namespace a:b).
-_NAME_PATH = rf"{_NAME}(?:{_S}\.{_S}{_NAME})*+(?:{_S}:{_S}{_NAME})?"
-_TAG_HEAD = re.compile(rf"<{_S}(/{_S})?({_NAME_PATH})?")
-# Attributes up to the first one whose value is an expression (or the end of the tag).
-_ATTRIBUTES = re.compile(
-    rf"(?:{_S}{_NAME}(?:{_S}:{_S}{_NAME})?(?:{_S}={_S}(?:\"[^\"]*+\"|'[^']*+'))?)*+{_S}"
-)
-# An opening tag's start and its attributes up to the first expression value, at once.
-# Atomic, as a match of _TAG_HEAD then one of _ATTRIBUTES: no other split of the two is tried.
-_OPENING_TAG = re.compile(rf"(?><{_S}{_NAME_PATH}{_ATTRIBUTES.pattern})")
-# Prose read in one step, piece by piece, as _Reader._inline would read it event by event (a
-# run of text, escapes, link destinations and code spans of one backquote; a `<` that starts no
-# tag; an opening tag cut short where a character stops it; a tag without expressions, a span),
-# with or without `{` as an event. Each `<` is a piece, checked against _Reader.not_tags.
-_ESCAPE_OR_DESTINATION = rf"\\[\s\S]|\]{_DESTINATION.pattern}|\](?!\()"
-_CODE_SPAN = r"`(?!`)(?:[^`]++|``++)*+`"
-_NOT_A_TAG = r"<(?!!--|[ \t\n]*+(?:[^\W\d]|[$/>]))"
-_WHOLE_TAG = rf"(?>{_OPENING_TAG.pattern}(?:/{_S})?>|<{_S}(?:/{_S})?+(?:{_NAME_PATH})?{_S}>)"
-
-
-def _prose_pieces(no_brace: bool, code: bool) -> re.Pattern[str]:
-    text = r"[^\\`\]<]++" if no_brace else r"[^\\`\]<{]++"
-    run = f"{text}|{_ESCAPE_OR_DESTINATION}" + (f"|{_CODE_SPAN}" if code else "")
-    if no_brace:  # an expression attribute cannot start: the tag stops at its `{`
-        cut = rf"{_OPENING_TAG.pattern}(?:(?=[^>/=])|={_S}(?=[^ \t\n]))"
-    else:
-        cut = rf"{_OPENING_TAG.pattern}(?:(?=[^>/={{])|={_S}(?=[^{{ \t\n]))"
-    return re.compile(rf"(?:{run})++|{_NOT_A_TAG}|{cut}|(?P<tag>{_WHOLE_TAG})")
-
-
-_PROSE = {(b, code): _prose_pieces(b, code) for b in (False, True) for code in (False, True)}
-# Opening tags each cut short at the `<` of the next line's: a run of lines that are no flow line.
-_B = r"[ \t]*+"
-_FAILING_TAG_LINES = re.compile(
-    rf"(?:(?><{_B}{_NAME}(?:{_B}\.{_B}{_NAME})*+(?:{_B}:{_B}{_NAME})?"
-    rf"(?:{_B}{_NAME}(?:{_B}:{_B}{_NAME})?(?:{_B}={_B}(?:\"[^\"\n]*+\"|'[^'\n]*+'))?)*+)"
-    rf"{_B}\n{_B}(?=<))++"
-)
 _SIMPLE_EXPRESSION = re.compile(r"\{[^{}()\[\]\"'`/]*+\}")
-# The scan text: what a construct inside prose becomes (a letter keeps the line a paragraph line:
-# a blank would end the paragraph, a space could make "<b/># x" a heading), and indentation.
-_FILLER = "a"
-_NOT_NEWLINE = re.compile(r"[^\n]+")
-_INDENT = re.compile(r"^[ \t]+", re.MULTILINE)
-_LEADING_LT = re.compile(r"^<", re.MULTILINE)  # a `<` that began no tag opens no HTML block
-
-# Titles: a huge heading is cut before its markup is read; links, code, emphasis, escapes go.
-_TITLE_SCAN_CHARS = 4 * MAX_TITLE_CHARS
-_LINK = re.compile(r"!?\[([^\[\]\n]*)\](?:\([^()\n]*\)|\[[^\[\]\n]*\])?")
-_EMPHASIS = re.compile(r"[*`]+|~~|(?<!\w)_+|_+(?!\w)")
-_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-_WORD = re.compile(r"\w+")
-_TITLE_MARKUP = re.compile(r"[\[*`~_\\&]")  # what the patterns above and unescape look for
-_STRING_ATTRIBUTE = re.compile(r"=[ \t]*+(?:\"([^\"\n]*+)\"|'([^'\n]*+)')")
-
-_Span = tuple[int, int, bool]  # (start, end, hidden): hidden leaves the visible text, tags stay
 
 
 def split_mdx(path: str, text: str) -> list[Chunk]:
     """Cut an MDX file into chunks: one section per heading, as the Markdown chunker cuts, with
-    its code (ESM, expressions, front matter) left out of the content."""
+    its code (ESM, expressions, front matter) and markup (JSX tags, `:::` lines) left out of
+    the content."""
     return split_outline(path, outline_mdx(text))
 
 
@@ -151,7 +114,7 @@ class _Reader:
 
     def __init__(self, text: str) -> None:
         self.text, self.n = text, len(text)
-        self.spans: list[_Span] = []  # in order, not overlapping
+        self.spans: list[Span] = []  # in order, not overlapping
         self.blank: list[tuple[int, int]] = []  # offsets of lines of no prose: front matter, ESM
         self.flow: list[tuple[int, int]] = []  # offsets of lines of JSX tags and expressions alone
         self.ends: dict[int, int] = {}  # where each `{` read in code closes
@@ -164,7 +127,7 @@ class _Reader:
         if body:
             self.blank.append((0, body - 1))
         self._blocks(body)
-        return self._build(top)
+        return build_outline(self.text, self.spans, self.blank, self.flow, top)
 
     def _front_matter(self) -> tuple[str, int]:
         """The front matter's title and the offset of the first line after it (0 when none)."""
@@ -215,10 +178,21 @@ class _Reader:
             elif paragraph < 0 and c in "ie" and text.startswith(_ESM_KEYWORDS, s):
                 pos = self._esm_end(s)
                 self.blank.append((s, pos - 1))
-            elif c == "#" and _ATX.match(body):
+            elif c == "#" and ATX.match(body):
                 paragraph = self._close(paragraph, s)
                 self._inline(s, e)
-            elif c == "<" and (run := _FAILING_TAG_LINES.match(text, e - len(body))) is not None:
+            elif c == ":" and (title := _container_title(text, e - len(body), e)) is not None:
+                paragraph = self._close(paragraph, s)
+                a, b = title
+                if b > a:
+                    self.spans.append((s, a, True))
+                    self._inline(a, b)
+                    if e > b:
+                        self.spans.append((b, e, True))
+                else:
+                    self.spans.append((s, e, True))
+                self.flow.append((s, e))
+            elif c == "<" and (run := FAILING_TAG_LINES.match(text, e - len(body))) is not None:
                 if paragraph < 0:  # none of these lines is a flow line: all are prose
                     paragraph = s
                 pos = text.rfind("\n", 0, run.end()) + 1
@@ -263,12 +237,12 @@ class _Reader:
             pos = blank.end()
         return self.n + 1
 
-    def _flow(self, p: int) -> tuple[int, list[_Span]] | None:
+    def _flow(self, p: int) -> tuple[int, list[Span]] | None:
         """The line of JSX tags, comments and expressions alone starting at offset `p` (it may
         take more lines): where it ends (its newline, or the end of the text) and its spans;
         None when the line holds anything else, or a construct that does not close."""
         text, n = self.text, self.n
-        spans: list[_Span] = []
+        spans: list[Span] = []
         while True:
             if text.startswith("<!--", p):
                 end = self._comment(p, n)
@@ -280,7 +254,7 @@ class _Reader:
                 if end < 0:
                     self.not_tags[p] = -end - 1
                     return None
-                spans += _tag_spans(p, end, hidden)
+                spans += tag_spans(p, end, hidden)
             elif text[p] == "{":
                 end = self._expression(p, n)
                 if end < 0:
@@ -326,7 +300,7 @@ class _Reader:
                     continue
                 end, hidden = self._tag(p, b)
                 if end >= 0:
-                    spans += _tag_spans(p, end, hidden)
+                    spans += tag_spans(p, end, hidden)
                 pos = end if end >= 0 else max(-end - 1, p + 1)
             elif c == "<":
                 end = self._comment(p, b)
@@ -346,7 +320,7 @@ class _Reader:
                 pos = same[at] + size if at < len(same) else p + size
                 code = code and at < len(same)
             elif c == "]":
-                dest = _DESTINATION.match(text, p + 1, b)
+                dest = DESTINATION.match(text, p + 1, b)
                 pos = dest.end() if dest is not None else p + 1
             else:  # an expression
                 end = self._expression(p, b)
@@ -355,10 +329,10 @@ class _Reader:
                 pos = end if end >= 0 else p + 1
 
     def _prose(self, p: int, limit: int, no_brace: bool, code: bool) -> int:
-        """Read the pieces of _PROSE from `p` to `limit`, keeping tags' spans: where they end
+        """Read the pieces of PROSE from `p` to `limit`, keeping tags' spans: where they end
         (before a `<` whose read was kept: what it says goes, as in _inline)."""
         text, not_tags, spans = self.text, self.not_tags, self.spans
-        match = _PROSE[no_brace, code].match
+        match = PROSE[no_brace, code].match
         at = p
         while at not in not_tags and (piece := match(text, at, limit)) is not None:
             if piece.lastgroup:
@@ -398,10 +372,10 @@ class _Reader:
         else minus one minus the offset where it stopped being a tag."""
         text = self.text
         hidden: list[tuple[int, int]] = []
-        opening = _OPENING_TAG.match(text, p, limit)
+        opening = OPENING_TAG.match(text, p, limit)
         if opening is None:  # a fragment, or a closing tag
-            q = _TAG_HEAD.match(text, p, limit).end()  # type: ignore[union-attr]
-            q = _SPACE.match(text, q, limit).end()  # type: ignore[union-attr]
+            q = TAG_HEAD.match(text, p, limit).end()  # type: ignore[union-attr]
+            q = SPACE.match(text, q, limit).end()  # type: ignore[union-attr]
             return (q + 1, hidden) if text.startswith(">", q) and q < limit else (-q - 1, [])
         q = opening.end()
         while True:
@@ -409,12 +383,12 @@ class _Reader:
             if c == ">":
                 return q + 1, hidden
             if c == "/":
-                r = _SPACE.match(text, q + 1, limit).end()  # type: ignore[union-attr]
+                r = SPACE.match(text, q + 1, limit).end()  # type: ignore[union-attr]
                 return (r + 1, hidden) if text.startswith(">", r) and r < limit else (-r - 1, [])
             if c == "=":  # a value that is no string: an expression, or nothing valid
                 q += 1
                 if text[q : q + 1] in (" ", "\t", "\n"):
-                    q = _SPACE.match(text, q, limit).end()  # type: ignore[union-attr]
+                    q = SPACE.match(text, q, limit).end()  # type: ignore[union-attr]
                 c = text[q] if q < limit else ""
             if c != "{":
                 return -q - 1, []
@@ -422,110 +396,29 @@ class _Reader:
             if end < 0:
                 return -q - 1, []
             hidden.append((q, end))
-            q = _ATTRIBUTES.match(text, end, limit).end()  # type: ignore[union-attr]
-
-    def _build(self, top: str) -> Outline:
-        """The visible lines, the scan text's headings, and the outline of both."""
-        text = self.text
-        visible_parts: list[str] = []
-        scan_parts: list[str] = []
-        title_parts: list[str] = []
-        at = 0
-        for a, b, hidden in self.spans:
-            plain, piece = text[at:a], text[a:b]
-            if "\n" in piece:
-                newlines, filled = "\n" * piece.count("\n"), _NOT_NEWLINE.sub(_FILLER, piece)
-            else:
-                newlines, filled = "", _FILLER * (b - a)
-            visible_parts += (plain, newlines if hidden else piece)
-            scan_parts += (plain, filled)
-            title_parts += (plain, newlines)
-            at = b
-        lines = text.split("\n")
-        if self.spans:
-            visible = ("".join(visible_parts) + text[at:]).split("\n")
-            scan = ("".join(scan_parts) + text[at:]).split("\n")
-            titles = ("".join(title_parts) + text[at:]).split("\n")
-        else:  # the file's own lines, copied where lines are blanked below
-            visible = list(lines) if self.blank else lines
-            scan = list(lines) if self.blank or self.flow else lines
-            titles = lines
-        if self.blank or self.flow:
-            # Where each line starts, and one past the end.
-            starts = [a + i for i, a in enumerate(accumulate(map(len, lines), initial=0))]
-            for ranges, blanked in ((self.blank, (visible, scan)), (self.flow, (scan,))):
-                for a, b in ranges:  # offsets on the first and the last line
-                    first, last = bisect_right(starts, a) - 1, bisect_right(starts, b) - 1
-                    for kept in blanked:
-                        kept[first : last + 1] = [""] * (last + 1 - first)
-        # Indentation means nothing in MDX; a `<` left at a line's start began no tag.
-        joined = _LEADING_LT.sub(
-            _FILLER, _INDENT.sub("", "\n".join(scan) if scan is not lines else text)
-        )
-        first_end = joined.find("\n")
-        if joined[: first_end if first_end >= 0 else len(joined)].rstrip() == "---":
-            joined = "***" + joined[3:]  # a break the Markdown scanner must not read as YAML
-        return outline(visible, _headings(joined, titles, lines), top)
+            q = ATTRIBUTES.match(text, end, limit).end()  # type: ignore[union-attr]
 
 
-def _headings(scan: str, titles: list[str], lines: list[str]) -> list[Heading]:
-    """The headings the Markdown scanner finds in the scan text, by line index, with their titles
-    from the title lines (the file's lines without tags and expressions)."""
-    headings: list[Heading] = []
-    line, counted, n = 0, 0, len(scan)
-    for section in _sections(scan)[1:]:
-        line += scan.count("\n", counted, section.start)
-        counted = section.start
-        body = line + scan.count("\n", section.start, section.body_start)
-        if section.body_start == n and not scan.endswith("\n"):
-            body += 1
-        end = scan.find("\n", section.start)
-        atx = _ATX.match(scan, section.start, end if end >= 0 else n)
-        if atx is not None:
-            level = len(atx.group(1))
-            title = _atx_title(titles[line], level)
-        else:
-            last = scan.rfind("\n", 0, section.body_start - 1) + 1
-            level = 1 if scan.startswith("=", last) else 2
-            title = " ".join(t.strip().removesuffix("\\") for t in titles[line : body - 1])
-        plain = _plain(title) or _words(" ".join(lines[line:body]))  # never empty with a word
-        headings.append((line, body, level, plain))
-    return headings
-
-
-def _tag_spans(p: int, end: int, hidden: list[tuple[int, int]]) -> list[_Span]:
-    """A tag's spans: the tag, broken by its hidden expression attributes."""
-    spans: list[_Span] = []
-    for a, b in hidden:
-        spans += ((p, a, False), (a, b, True))
-        p = b
-    spans.append((p, end, False))
-    return spans
-
-
-def _atx_title(line: str, level: int) -> str:
-    """An ATX heading's text: without its opening run of `#` and an optional closing one."""
-    title = line.lstrip(" \t")[level:].strip(" \t")
-    if title.endswith("#"):
-        unclosed = title.rstrip("#")
-        if not unclosed or unclosed[-1] in " \t":
-            title = unclosed.rstrip(" \t")
-    return title
-
-
-def _plain(title: str) -> str:
-    """A title as plain words: link text without its target, code without backticks, no
-    emphasis, escapes or character references."""
-    title = title[:_TITLE_SCAN_CHARS]
-    if _TITLE_MARKUP.search(title) is not None:
-        title = _LINK.sub(r"\1", title)
-        title = unescape(_ESCAPE.sub(r"\1", _EMPHASIS.sub("", title)))
-    return " ".join(title.split())
-
-
-def _words(source: str) -> str:
-    """The words of a heading's own lines (tags and all), for a title without any: its tags'
-    string attributes' words, else all its words."""
-    source = source[:_TITLE_SCAN_CHARS]
-    values = " ".join(a or b for a, b in _STRING_ATTRIBUTE.findall(source))
-    return " ".join(_WORD.findall(values) or _WORD.findall(source))
+def _container_title(text: str, a: int, b: int) -> tuple[int, int] | None:
+    """Where the title of the container line text[a:b] (from its first colon) starts and ends
+    (an empty range when it has none); None when the line is no container."""
+    head = _CONTAINER_HEAD.match(text, a, b)
+    if head is None:
+        return None
+    p = head.end()
+    if text[a:p].lstrip(":").strip(" \t").lower() in _UNTITLED_CONTAINERS:
+        return p, p
+    while b > p and text[b - 1] in " \t":
+        b -= 1
+    if p < b and text[p] not in " \t[{":  # `:::tip!` is prose
+        return None
+    brace = text.rfind("{", p, b)
+    if brace >= 0 and _CONTAINER_ATTRIBUTES.fullmatch(text, brace, b) is not None:
+        b = brace  # a trailing `{#id .class}` is the container's attributes
+    while p < b and text[p] in " \t":
+        p += 1
+    while b > p and text[b - 1] in " \t":
+        b -= 1
+    if p < b and text[p] == "[" and text[b - 1] == "]":
+        p, b = p + 1, b - 1
+    return p, b

@@ -45,6 +45,7 @@ from docshelf.workspace.docs import (
     skipped_record,
     unreadable,
 )
+from docshelf.workspace.found import Layout, included_heading
 from docshelf.workspace.git import GitWorkspace, git_said, run_git
 from docshelf.workspace.redaction import SCP_LIKE, URL, redact_url
 from docshelf.workspace.remote import open_url
@@ -64,9 +65,11 @@ __all__ = [
     "Docs",
     "GitWorkspace",
     "Kind",
+    "Layout",
     "Selection",
     "Skipped",
     "Workspace",
+    "included_heading",
     "kind_of",
     "open_workspace",
     "read_local",

@@ -50,6 +50,7 @@ from docshelf.workspace.docs import (
     too_big,
     unreadable,
 )
+from docshelf.workspace.found import Layout
 from docshelf.workspace.selection import WHOLE_TREE, Selection
 
 
@@ -70,8 +71,8 @@ class DirectoryWorkspace:
     def docs_roots(self) -> tuple[str, ...]:
         return self.selection.docs or WHOLE_TREE
 
-    def roots_at(self, ref: str, selection: Selection | None = None) -> tuple[str, ...]:
-        return (self.selection if selection is None else selection).docs or WHOLE_TREE
+    def layout_at(self, ref: str, selection: Selection | None = None) -> Layout:
+        return Layout((self.selection if selection is None else selection).docs or WHOLE_TREE)
 
     def __repr__(self) -> str:
         return f"DirectoryWorkspace({self.name!r}, selection={self.selection!r})"

@@ -14,15 +14,18 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 from docshelf.chunking import Kind
 from docshelf.config import DOC_SUFFIXES, MAX_DOC_BYTES
 from docshelf.errors import WorkspaceError
 from docshelf.workspace.selection import Selection
+
+if TYPE_CHECKING:
+    from docshelf.workspace.found import Layout
 
 log = logging.getLogger("docshelf.workspace")
 
@@ -170,6 +173,11 @@ class Docs:
     skipped: list[Skipped] = field(default_factory=list)
     roots: tuple[str, ...] = ()
     excluded: int = 0
+    # Where the docs were found (the sites and what they leave out), for the user; None when a
+    # reader does not look for sites.
+    layout: Layout | None = field(default=None, compare=False)
+    # The files other pages include, each with the pages it appears in.
+    included: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def shown(path: Path | str) -> str:
@@ -214,6 +222,8 @@ def sorted_docs(
     skipped: list[Skipped],
     roots: tuple[str, ...] = (),
     excluded: int = 0,
+    layout: Layout | None = None,
+    included: Mapping[str, tuple[str, ...]] | None = None,
 ) -> Docs:
     unique = {skip.path: skip for skip in skipped}
     return Docs(
@@ -222,6 +232,8 @@ def sorted_docs(
         skipped=sorted(unique.values(), key=lambda s: s.path),
         roots=roots,
         excluded=excluded,
+        layout=layout,
+        included=included or {},
     )
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from docshelf.chunking import kind_of
@@ -51,14 +52,16 @@ from docshelf.workspace.docs import (
     suffixes,
     too_big,
 )
-from docshelf.workspace.redaction import redact_url, without_password
-from docshelf.workspace.selection import (
-    WHOLE_TREE,
-    Selection,
-    discover,
-    in_vendored,
-    is_markup,
+from docshelf.workspace.found import (
+    CONFIG_MAX_BYTES,
+    Finder,
+    Layout,
+    follow_includes,
+    vendored_lines,
 )
+from docshelf.workspace.includes import Entry
+from docshelf.workspace.redaction import redact_url, without_password
+from docshelf.workspace.selection import WHOLE_TREE, Selection
 
 # What git reads to find a repository (`git rev-parse --local-env-vars`): set by a git hook that
 # runs docshelf, they would point every command at the hook's repository instead of ours.
@@ -189,18 +192,19 @@ class GitWorkspace:
             )
         selection = self.selection if selection is None else selection
         found = selection.docs is None
-        listing = self._listing(ref, selection.docs or WHOLE_TREE)
-        roots = selection.docs or discover(_doc_paths(listing))
+        tree = _Tree(self._listing(ref, WHOLE_TREE))
+        finder = Finder.of(tree.paths(), lambda path: self._config(ref, tree, path))
+        roots = finder.roots if selection.docs is None else selection.docs
         skipped = self._skipped_ancestors(ref, roots)
         wanted: list[Listed] = []
         excluded = 0
-        for record in listing:
-            meta, _, raw_path = record.partition(b"\t")
-            mode, _type, oid, size = meta.split()
-            path = raw_path.decode("utf-8", "surrogateescape")
+        for mode, oid, size, path in tree.records:
+            if found:
+                if not _found_doc(path, finder):
+                    continue  # outside the roots found, or not current docs: not read
+            elif not any(root in (".", path) or path.startswith(root + "/") for root in roots):
+                continue  # outside the roots named
             kind = kind_of(path)
-            if found and not _found_doc(path, roots):
-                continue  # outside the roots found, or vendored: not part of the docs
             if not _is_under(path, roots):
                 skipped.append(skip(path, LEAVES_ROOT, logging.WARNING))
             elif not selection.keeps(path):
@@ -217,10 +221,11 @@ class GitWorkspace:
                 skipped.append(skip(path, NAME_NOT_UTF8, logging.WARNING))
             elif CONTROL_CHARS.search(path):
                 skipped.append(skip(path, NAME_CONTROL, logging.WARNING))
-            elif int(size) > MAX_DOC_BYTES:
-                skipped.append(skip(path, too_big(int(size))))
+            elif size > MAX_DOC_BYTES:
+                skipped.append(skip(path, too_big(size)))
             else:
-                wanted.append(Listed(path, kind, int(size), oid))
+                wanted.append(Listed(path, kind, size, oid))
+        skipped += (skip(path, reason) for path, reason in vendored_lines(finder.vendored))
         files = self._files(ref, wanted, skipped)
         if not files and not skipped:
             raise WorkspaceError(
@@ -228,15 +233,78 @@ class GitWorkspace:
                 f"under {listed(roots)}{globs_note(selection, excluded)}; name the directory "
                 "that holds them with --docs DIR"
             )
-        return sorted_docs(files, skipped, roots, excluded)
+        layout = finder.layout(f.path for f in wanted) if found else Layout(roots)
+        files, included = self._included(ref, tree, files, wanted, finder, skipped)
+        return sorted_docs(files, skipped, roots, excluded, layout, included)
 
-    def roots_at(self, ref: str, selection: Selection | None = None) -> tuple[str, ...]:
-        """The docs roots of `selection` (default: this workspace's) at commit `ref`: those
-        named, or those a discovery finds there."""
+    def layout_at(self, ref: str, selection: Selection | None = None) -> Layout:
+        """Where the docs of `selection` (default: this workspace's) are at commit `ref`: the
+        roots named, or those found there with the sites that lay them out."""
         docs = (self.selection if selection is None else selection).docs
         if docs is not None:
-            return docs
-        return discover(_doc_paths(self._listing(ref, WHOLE_TREE)))
+            return Layout(docs)
+        tree = _Tree(self._listing(ref, WHOLE_TREE))
+        finder = Finder.of(tree.paths(), lambda path: self._config(ref, tree, path))
+        return finder.layout(
+            path for _, _, _, path in tree.records if kind_of(path) and _found_doc(path, finder)
+        )
+
+    def _config(self, ref: str, tree: _Tree, path: str) -> str | None:
+        """A site generator's config at `ref`: a regular file of at most CONFIG_MAX_BYTES,
+        UTF-8 text; None otherwise."""
+        record = tree.by_path.get(path)
+        if record is None or record[0] not in (b"100644", b"100755"):
+            return None
+        if record[2] > CONFIG_MAX_BYTES:
+            return None
+        data = self._blobs(ref, [Listed(path, "text", record[2], record[1])])[0]
+        return decoded(data)[0]
+
+    def _included(
+        self,
+        ref: str,
+        tree: _Tree,
+        files: Sequence[DocFile],
+        wanted: list[Listed],
+        finder: Finder,
+        skipped: list[Skipped],
+    ) -> tuple[Sequence[DocFile], dict[str, tuple[str, ...]]]:
+        """The docs with the files they include added (each once, read from `ref` as the docs
+        are), and the pages each included file appears in; refused includes go to `skipped`."""
+        texts = _include_texts(files)
+
+        def read(path: str) -> str | None:
+            if path in texts:
+                return texts[path]
+            record = tree.by_path.get(path)
+            if record is None or record[0] not in (b"100644", b"100755"):
+                return None
+            if record[2] > MAX_DOC_BYTES:
+                return None
+            return decoded(self._blobs(ref, [Listed(path, "text", record[2], record[1])])[0])[0]
+
+        pages = list(texts) if isinstance(files, DocFiles) else [f.path for f in files]
+        found = follow_includes(pages, tree.entries(), read, finder.discovery.sites)
+        skipped.extend(skip(path, reason, logging.WARNING) for path, reason in found.problems)
+        extra: list[Listed] = []
+        for path in found.extra:
+            _mode, oid, size = tree.by_path[path]
+            kind = kind_of(path)
+            if kind is None:
+                continue
+            if not is_utf8(path) or CONTROL_CHARS.search(path):
+                skipped.append(skip(path, NAME_CONTROL, logging.WARNING))
+            elif size > MAX_DOC_BYTES:
+                skipped.append(skip(path, too_big(size)))
+            else:
+                extra.append(Listed(path, kind, size, oid))
+        if not extra:
+            return files, dict(found.pages)
+        more = self._files(ref, extra, skipped)
+        if isinstance(files, DocFiles) or isinstance(more, DocFiles):
+            # Too much text to hold: the pages and what they include, read a window at a time.
+            return self._files(ref, [*wanted, *extra], []), dict(found.pages)
+        return [*files, *more], dict(found.pages)
 
     def _listing(self, ref: str, roots: Sequence[str]) -> list[bytes]:
         """`ls-tree --long` records (mode, type, id, size, a tab and the path) under `roots`."""
@@ -431,23 +499,46 @@ def git_said(stderr: bytes, secret_url: str | None = None) -> str:
     return shown(first)
 
 
-def _doc_paths(listing: Iterable[bytes]) -> Iterator[str]:
-    """The paths of the documentation files (by suffix) in an ls-tree listing."""
-    for record in listing:
-        path = record.partition(b"\t")[2].decode("utf-8", "surrogateescape")
-        if kind_of(path) is not None:
-            yield path
-
-
-def _found_doc(path: str, roots: Sequence[str]) -> bool:
-    """Whether a discovery looks at `path`: under a root found, outside vendored folders, and
-    markup when the root is the whole tree; and a path that is not clean (reported as leaving
-    the root), or a well-known docs folder that is a link or a submodule (reported as such)."""
+def _found_doc(path: str, finder: Finder) -> bool:
+    """Whether a discovery looks at `path`: one the finder reads; and a path that is not clean
+    (reported as leaving the root), or a well-known docs folder that is a link or a submodule
+    (reported as such)."""
     if any(part in ("", ".", "..") for part in path.split("/")) or path in DOC_ROOT_CANDIDATES:
         return True
-    if not _is_under(path, roots) or in_vendored(path):
-        return False
-    return roots != WHOLE_TREE or is_markup(path)
+    return finder.reads(path)
+
+
+class _Tree:
+    """A commit's `ls-tree --long` listing, by path: mode, blob id and size of each entry."""
+
+    def __init__(self, listing: Iterable[bytes]) -> None:
+        self.records: list[tuple[bytes, bytes, int, str]] = []
+        for record in listing:
+            meta, _, raw_path = record.partition(b"\t")
+            mode, _type, oid, size = meta.split()
+            path = raw_path.decode("utf-8", "surrogateescape")
+            self.records.append((mode, oid, int(size) if size != b"-" else 0, path))
+        self.by_path = {path: (mode, oid, size) for mode, oid, size, path in self.records}
+
+    def paths(self) -> list[str]:
+        return [path for _, _, _, path in self.records]
+
+    def entries(self) -> dict[str, Entry]:
+        """What an include may name: regular files, and symbolic links (never followed)."""
+        kinds: dict[bytes, Entry] = {b"100644": "file", b"100755": "file", b"120000": "symlink"}
+        return {path: kinds[mode] for mode, _, _, path in self.records if mode in kinds}
+
+
+def _include_texts(files: Sequence[DocFile]) -> dict[str, str]:
+    """The texts an include search reads, by path: every page's when they are held; past that,
+    only those of pages that may hold an include directive (the rest read as no includes)."""
+    if not isinstance(files, DocFiles):
+        return {f.path: f.text for f in files}
+    return {f.path: (f.text if _MAY_INCLUDE.search(f.text) else "") for f in files}
+
+
+# Text that every include syntax holds: a page without any of it includes nothing.
+_MAY_INCLUDE = re.compile(r"include|--8<--|^import |<<<", re.MULTILINE)
 
 
 def _is_under(path: str, roots: Iterable[str]) -> bool:
