@@ -33,8 +33,6 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from report import markdown_table  # noqa: E402
-
 from tests.support.sites import (  # noqa: E402
     EXPECTED_ROOTS,
     TREES,
@@ -42,6 +40,8 @@ from tests.support.sites import (  # noqa: E402
     is_include_chunk,
     site_repo,
 )
+
+from report import markdown_table  # noqa: E402
 
 # The last commit before the docs-sites issue changed discovery and the chunkers.
 BASELINE = "6bfaa35"
@@ -147,7 +147,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="docshelf-sites-") as tmp:
         base = Path(tmp) / "baseline"
         subprocess.run(
-            ["git", "-C", str(REPO), "worktree", "add", "--detach", "--quiet", str(base), args.baseline],
+            [
+                "git",
+                "-C",
+                str(REPO),
+                "worktree",
+                "add",
+                "--detach",
+                "--quiet",
+                str(base),
+                args.baseline,
+            ],
             check=True,
         )
         try:
@@ -163,7 +173,9 @@ def main() -> None:
     _print(results, args)
 
 
-def _print(results: dict[str, tuple[dict[str, Any], dict[str, Any]]], args: argparse.Namespace) -> None:
+def _print(
+    results: dict[str, tuple[dict[str, Any], dict[str, Any]]], args: argparse.Namespace
+) -> None:
     def table(columns: list[str], rows: list[list[str]]) -> None:
         if args.markdown:
             print(markdown_table(columns, rows) + "\n")

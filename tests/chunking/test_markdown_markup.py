@@ -350,6 +350,10 @@ def test_script_and_style_blocks_become_empty_lines() -> None:
     )
     assert chunks_of(text) == [("Welcome", 13, 16, "# Welcome\n\n\nText.")]
     assert chunks_of("<script setup>\nimport X from './x.vue'\n</script>\n\n<X />\n") == []
+    # One left open on the page's last line is text.
+    assert chunks_of("# Page\n\nText.\n<script setup>") == [
+        ("Page", 1, 4, "# Page\n\nText.\n<script setup>")
+    ]
 
 
 def test_esm_import_lines_of_a_docusaurus_page_become_empty() -> None:
@@ -381,6 +385,20 @@ def test_markup_inside_a_container_title_or_body_goes_too() -> None:
     assert chunks_of(text) == [
         ("Coverage", 1, 11, "# Coverage\n\nWARNING 3.2.0\nSlow.\n\n\nSince\nBody\n\n\nEnd.")
     ]
+
+
+def test_a_container_line_holding_a_component_loses_it_then_becomes_its_title() -> None:
+    # The tag goes first (its text attribute stays), then the line rule reads what is left.
+    text = ':::tip <Badge text="New" /> Title\nBody.\n:::\n'
+    assert chunks_of(text) == [("", 1, 2, "New Title\nBody.")]
+    # A comment over the lines of a container hides it whole.
+    text = "# Note\n\n<!--\n:::tip Hidden\n-->\nText.\n"
+    assert chunks_of(text) == [("Note", 1, 6, "# Note\n\n\n\n\nText.")]
+
+
+def test_a_container_inside_an_admonition_body_is_dedented_then_becomes_its_title() -> None:
+    text = '# Note\n\n!!! note "N"\n    :::tip Inner\n    Body.\n    :::\n'
+    assert chunks_of(text) == [("Note", 1, 5, "# Note\n\nN\nInner\nBody.")]
 
 
 # --- mdBook and GitHub ----------------------------------------------------------------------------

@@ -135,6 +135,27 @@ def test_a_literal_block_is_fenced_and_its_paragraph_shows_one_colon() -> None:
     ]  # fmt: skip
 
 
+def test_nested_markup_is_read_on_its_lines_as_docutils_reads_them_without_trailing_blanks() -> (
+    None
+):
+    # docutils drops a line's trailing whitespace (a no-break space too) before it reads it.
+    text = (
+        "- Example:: \n\n     code\n\n- Run::\u00a0\n\n     more\n\n"
+        ".. note::\n\n   Text.\n\n   .. a comment\u00a0\n\n   .. _label:\u3000\n\nEnd.\n"
+    )
+    assert visible(text) == [
+        "- Example:", "```", "     code", "```", "- Run:", "```", "     more", "```", "Note", "",
+        "   Text.", "", "", "", "", "", "End.", "",
+    ]  # fmt: skip
+
+
+def test_a_list_item_s_literal_block_needs_the_blank_line_after_its_colons() -> None:
+    text = "- Example::\n     not code\n\n- Run::\n\n     code\n\nEnd.\n"
+    assert visible(text) == [
+        "- Example::", "     not code", "", "- Run:", "```", "     code", "```", "End.", "",
+    ]  # fmt: skip
+
+
 def test_a_fence_is_longer_than_any_backquotes_the_code_opens_a_line_with() -> None:
     text = ".. code-block:: markdown\n\n   ```python\n   x\n   ```\n\n"
     assert visible(text) == ["````markdown", "", "   ```python", "   x", "   ```", "````", ""]
@@ -311,6 +332,9 @@ SHAPES = {
     "references never closed": "`a <" * (SHAPE_SIZE // 4) + "\n" + "`x`" * (SHAPE_SIZE // 3),
     "literal blocks in list items": "- x::\n\n   y::\n\n" * (SHAPE_SIZE // 14),
     "a toctree of many entries": ".. toctree::\n\n" + "   a <b>\n" * (SHAPE_SIZE // 9),
+    "comments nested in a note": ".. note::\n\n" + "   .. c\n" * (SHAPE_SIZE // 8),
+    "dots in a note's lines": ".. note::\n\n" + "   a.. b\n" * (SHAPE_SIZE // 9),
+    "a code block in a note": ".. note::\n\n   .. code:: sh\n\n" + "      y\n" * (SHAPE_SIZE // 8),
 }
 
 

@@ -289,7 +289,7 @@ def _sections(
             atx = _ATX.fullmatch(stripped)
             if atx is not None:
                 head, level, title = s, len(atx.group(1)), _atx_title(atx.group(2))
-                if lines is not None and line.rstrip().endswith("}"):
+                if lines is not None and "}" in line:
                     lines.append(s)  # an anchor may end it
         elif (first in _FENCE_STARTS or len(line) - len(stripped) > 3) and (
             "`" in line or "~" in line

@@ -16,6 +16,7 @@ Constraints:
 from __future__ import annotations
 
 import re
+import sys
 from bisect import bisect_right
 
 # Attributes whose value is words a reader sees (a badge's text, a details block's summary, a
@@ -67,20 +68,22 @@ class Finder:
     at or before it is odd, and the entry there is where the fence ends (or, when even, where the
     next one starts)."""
 
+    # What was searched for, as (searched from, found at): a backtick, a newline, a blank line.
+    tick = newline = blank = (sys.maxsize, -1)
+    # The last line whose code spans were read: its start and end, and the spans.
+    line_start = line_end = -1
+    code: tuple[list[int], list[int]] = ([], [])
+
     def __init__(self, text: str, fences: list[int]) -> None:
         self.text, self.n = text, len(text)
         self.fences = fences
         self.cuts: list[Cut] = []
-        self.comment = (self.n + 1, -1)  # "-->": (searched from, found at)
-        self.closes: dict[str, tuple[int, int]] = {}  # a shortcode's or an action's end: the same
-        self.tick = self.newline = self.blank = (self.n + 1, -1)  # "`", "\n", a blank line
-        # The last line whose code spans were read: its start and end, and the spans.
-        self.line_start, self.line_end = -1, -1
-        self.code: tuple[list[int], list[int]] = ([], [])
 
     def next_fence(self, p: int) -> int:
         """Where the first fence after offset `p` (outside fences) starts, or the end."""
-        return self.fences[bisect_right(self.fences, p)]
+        fences = self.fences
+        k = bisect_right(fences, p)
+        return fences[k] if k < len(fences) else self.n
 
     def hide(self, a: int, b: int) -> None:
         """Cut text[a:b] out, line by line."""
@@ -107,16 +110,16 @@ class Finder:
     def angles(self, m: re.Match[str] | None) -> None:
         """Cut the comments and component tags from the hit `m` of ANGLE on."""
         text, fences, cuts, search = self.text, self.fences, self.cuts, ANGLE.search
+        comment = (sys.maxsize, -1)  # "-->": (searched from, found at)
         while m is not None:
             p = m.start()
             k = bisect_right(fences, p)
             if k & 1:  # inside a fence: go on after it
                 m = search(text, fences[k])
                 continue
-            limit = fences[k]
             if m.group(1) is None:  # a tag
                 stop = m.end()
-                if stop > limit or self.in_code(p):
+                if stop > fences[k] or self.in_code(p):
                     m = search(text, p + 1)
                     continue
                 if text.find("\n", p, stop) >= 0:
@@ -126,8 +129,12 @@ class Finder:
                     cuts.append((p, stop, words_of(attributes) if "=" in attributes else ""))
                 m = search(text, stop)
                 continue
-            stop = self._comment_end(p, limit)
-            if stop < 0:
+            searched_from, end = comment
+            if not (searched_from <= p + 4 and (end < 0 or end >= p + 4)):
+                end = text.find("-->", p + 4)
+                comment = (p + 4, end)
+            stop = end + 3
+            if end < 0 or stop > fences[k] or not self._comment(p, end):
                 m = search(text, p + 4)
                 continue
             if text.find("\n", p, stop) < 0:
@@ -136,22 +143,14 @@ class Finder:
                 self.split(p, stop, False)
             m = search(text, stop)
 
-    def _comment_end(self, p: int, limit: int) -> int:
-        """Where the comment opening at `p` ends, or -1 when it is text."""
-        searched_from, end = self.comment
-        if not (searched_from <= p + 4 and (end < 0 or end >= p + 4)):
-            end = self.text.find("-->", p + 4)
-            self.comment = (p + 4, end)
-        if end < 0 or end + 3 > limit:
-            return -1
+    def _comment(self, p: int, end: int) -> bool:
+        """Whether the comment opening at `p` and closing at `end` is one (not text)."""
         if self._next_blank(p) < end:
             text = self.text
             line_start = text.rfind("\n", 0, p) + 1
             if p - line_start > 3 or text[line_start:p].strip():
-                return -1  # an inline comment never runs past a blank line
-        if self.in_code(p):
-            return -1
-        return end + 3
+                return False  # an inline comment never runs past a blank line
+        return not self.in_code(p)
 
     def braces(self, m: re.Match[str] | None) -> None:
         """Cut the shortcodes, directives and template actions from the hit `m` of BRACES (or
@@ -159,7 +158,8 @@ class Finder:
         if m is None:
             return
         text, fences, cuts, search = self.text, self.fences, self.cuts, m.re.search
-        closes, nowhere = self.closes, (self.n + 1, -1)
+        closes: dict[str, tuple[int, int]] = {}  # an end -> (searched from, found at)
+        nowhere = (sys.maxsize, -1)
         while m is not None:
             p = m.start()
             k = bisect_right(fences, p)
@@ -167,7 +167,7 @@ class Finder:
                 m = search(text, fences[k])
                 continue
             kind = text[p + 2 : p + 3]
-            shortcode = kind == "<" or kind == "%"
+            shortcode = kind in {"<", "%"}
             escaped = shortcode and text.startswith("/*", p + 3)
             close = _CLOSES[kind, escaped] if shortcode else "}}"
             searched_from, end = closes.get(close, nowhere)

@@ -14,6 +14,7 @@ Constraints:
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from docshelf.chunking.markup_inline import Finder
 
@@ -62,13 +63,26 @@ _BODY_ENDS: dict[int, re.Pattern[str]] = {}
 _DEDENTS: dict[int, re.Pattern[str]] = {}
 
 
-def read_lines(finder: Finder, lines: list[int]) -> tuple[list[int], list[tuple[int, int]]]:
+class Ruled(NamedTuple):
+    """The lines a rule rewrites, in order: their starts and ends, and each one's new text when
+    it is outside containers' bodies and no cut falls in it (None when it stays as it is)."""
+
+    starts: list[int]
+    ends: list[int]
+    news: list[str | None]
+
+
+def read_lines(finder: Finder, lines: list[int]) -> tuple[Ruled, list[tuple[int, int]]]:
     """Read the lines starting at `lines` (in order), which may be line-level markup: a heading's
-    anchor, a snippet block and a script or style block become the finder's cuts. The starts of
-    the lines a rule rewrites (in order), and the containers' bodies as (first line start, end)."""
+    anchor, a snippet block and a script or style block become the finder's cuts. The lines a
+    rule rewrites, and the containers' bodies as (first line start, end)."""
     text, n, cuts = finder.text, finder.n, finder.cuts
-    ruled: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    news: list[str | None] = []
     bodies: list[tuple[int, int]] = []
+    in_bodies = 0  # the lines before it may be in a body
+    opened = 0  # where the body of the line just read ends
     find = text.find
     for s in lines:
         e = find("\n", s)
@@ -76,7 +90,7 @@ def read_lines(finder: Finder, lines: list[int]) -> tuple[list[int], list[tuple[
             e = n
         c = text[s]
         body = s
-        if c == " " or c == "\t":
+        if c in " \t":
             body = e - len(text[s:e].lstrip(" \t"))
             if body == e:
                 continue
@@ -91,40 +105,54 @@ def read_lines(finder: Finder, lines: list[int]) -> tuple[list[int], list[tuple[
                 while k > body and text[k - 1] in " \t":
                     k -= 1
                 cuts.append((k, e, ""))
-        elif c == ":":
-            ruled.append(s)
-        elif c == "!" or c == "?" or c == "=":
-            if _ADMONITION.fullmatch(text, s, e) or _TAB.fullmatch(text, s, e):
-                ruled.append(s)
-                if e < n:
-                    _body(text, s, body, e, bodies)
+            continue
+        if c == ":" and s >= in_bodies and (m := _CONTAINER.fullmatch(text, s, e)) is not None:
+            starts.append(s)  # a container: its title words are shorter than the line
+            ends.append(e)
+            rest = m.group(2)
+            news.append(_container_title(m.group(1), rest) if rest else "")
+            continue
+        if c in "!?=":
+            if not (_ADMONITION.fullmatch(text, s, e) or _TAB.fullmatch(text, s, e)):
+                continue
+            if e < n:  # its body, after it
+                opened = _body(text, s, body, e, bodies)
         elif c == "-":
             if not text[body + 6 : e].strip():  # `--8<--` alone: the block form
                 end = _SNIPPET_BLOCK_END.search(text, e, finder.next_fence(e))
                 if end is not None:  # every line to the closing one names a file
                     finder.hide(s, end.end())
                     continue
-            ruled.append(s)
         elif c == "<":
             raw = _RAW_START.match(text, s, e)
             if raw is not None:  # a script or a style, to its closing tag
                 found = _RAW_END[raw.group(1).lower()].search(text, e, finder.next_fence(e))
                 if found is not None:
                     finder.hide(s, found.end())
-            else:
-                ruled.append(s)
-        elif c != "i" or body == s:  # imports stand at the start of a line
-            ruled.append(s)
-    return ruled, bodies
+                continue
+        elif c == "i" and body != s:  # imports stand at the start of a line
+            continue
+        starts.append(s)
+        ends.append(e)
+        if s < in_bodies:
+            news.append(None)
+        else:
+            old = text[s:e]
+            line = ruled(old).rstrip()
+            news.append(line if line != old else None)
+        if opened > in_bodies:
+            in_bodies, opened = opened, 0
+    return Ruled(starts, ends, news), bodies
 
 
-def _body(text: str, s: int, body: int, e: int, bodies: list[tuple[int, int]]) -> None:
+def _body(text: str, s: int, body: int, e: int, bodies: list[tuple[int, int]]) -> int:
     """Add the body of the container opening on the line s..e (not the last): the lines after it
-    indented at least four columns deeper than it, and the blank lines among them."""
+    indented at least four columns deeper than it, and the blank lines among them. Where it ends
+    (e + 1 when it has none)."""
     prefix = text[s:body]
     columns = len(prefix) if "\t" not in prefix else len(prefix.expandtabs(CONTAINER_INDENT))
     if columns >= MAX_CONTAINER_COLUMNS:
-        return
+        return e + 1
     columns += CONTAINER_INDENT
     pattern = _BODY_ENDS.get(columns)
     if pattern is None:
@@ -133,6 +161,7 @@ def _body(text: str, s: int, body: int, e: int, bodies: list[tuple[int, int]]) -
     stop = end.start() + 1 if end is not None else len(text)
     if stop > e + 1:
         bodies.append((e + 1, stop))
+    return stop
 
 
 def depths(bodies: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
@@ -172,7 +201,7 @@ def ruled(line: str) -> str:
         if m is not None:
             rest = m.group(2)
             return _container_title(m.group(1), rest) if rest else ""
-    elif c == "!" or c == "?":
+    elif c in "!?":
         m = _ADMONITION.fullmatch(line)
         if m is not None:
             title = (m.group(2) or "").strip()

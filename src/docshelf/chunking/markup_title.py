@@ -18,7 +18,6 @@ from docshelf.config import MAX_TITLE_CHARS
 
 # Titles: a huge heading is cut before its markup is read.
 _TITLE_SCAN_CHARS = 4 * MAX_TITLE_CHARS
-_TITLE_MARKUP = re.compile(r"[\[*_`~\\&{<]")
 _TITLE_MARKUP_BUT_CODE = re.compile(r"[\[*_~\\&{<]")
 _TITLE_ANCHOR = re.compile(r"\{[ \t]*+:?+[ \t]*+[#.][^{}]*+\}[ \t]*+")
 _TITLE_SHORTCODE = re.compile(
@@ -40,23 +39,31 @@ def plain_title(title: str) -> str:
     """A heading's title as plain words: links become their text, images their alt text; code
     marks, emphasis, escapes, character references, anchors, comments, tags and shortcodes (but
     for their text attributes) go. Code keeps its characters."""
-    if _TITLE_MARKUP.search(title) is None:
-        return title
+    m = _TITLE_MARKUP_BUT_CODE.search(title)
+    if m is None:  # at most code spans: their marks go
+        return (
+            title
+            if "`" not in title
+            else " ".join(title[:_TITLE_SCAN_CHARS].replace("`", "").split())
+        )
     title = title[:_TITLE_SCAN_CHARS]
     if title[-1] == "}":
         brace = title.rfind("{")
         if _TITLE_ANCHOR.fullmatch(title, brace) is not None:
             title = title[:brace].rstrip(" \t")
-    if _TITLE_MARKUP_BUT_CODE.search(title) is None:  # at most code spans: their marks go
+            m = None  # the markup found may have been the anchor's
+    if (m is None or m.start() >= _TITLE_SCAN_CHARS) and _TITLE_MARKUP_BUT_CODE.search(
+        title
+    ) is None:
         return " ".join(title.replace("`", "").split()) if "`" in title else title
     if "`" not in title:
         title = _plain_prose(title)
     else:
         parts: list[str] = []
         at = 0
-        for m in _TITLE_CODE.finditer(title):
-            parts += (_plain_prose(title[at : m.start()]), m.group(2))
-            at = m.end()
+        for code in _TITLE_CODE.finditer(title):
+            parts += (_plain_prose(title[at : code.start()]), code.group(2))
+            at = code.end()
         parts.append(_plain_prose(title[at:]))
         title = "".join(parts)
     return " ".join(title.split())
@@ -87,5 +94,3 @@ def _plain_words(text: str) -> str:
     if "*" in text or "_" in text or "~" in text:
         text = _EMPHASIS.sub("", text)
     return unescape(text) if "&" in text else text
-
-

@@ -1,26 +1,10 @@
 """The reStructuredText chunker: a file cut at its section titles, as docutils reads them, and at
-its reference entries; a chunk's text is what the rendered page shows.
+its reference entries; a chunk's text is what the rendered page shows (rst_visible.py, with
+rst_nested.py for markup inside indented blocks; rst_syntax.py reads docutils' syntax).
 
 Constraints:
 - Pure and deterministic, no I/O: the same text always gives the same outline.
-- The visible lines are the file's own lines one for one, so line numbers stay the file's. A line
-  of markup only becomes an empty line: comments (`.. note to self` and their indented block),
-  hyperlink targets (`.. _label:`), substitution definitions, the field list at the top of the
-  document (`:orphan:`), directive lines and their option lines (`:maxdepth: 2`), and the bodies
-  of directives that render no prose (`index`, `raw`, `meta`). The words a directive line
-  carries stay on it: an admonition's title or label ("Note: ..."), a version note as Sphinx
-  renders it ("Added in version 5.1."), a reference entry's name. Directive bodies stay; a
-  toctree's entries show as the list of links Sphinx renders (a `Title <doc>` entry as its
-  title, none for a `:hidden:` toctree).
-- Code stays code: a `code-block` (or `code`, `sourcecode`) and its block become a Markdown fence
-  with its language on the same lines, the directive line opening it and the blank line that
-  ends the block closing it; a literal block after `::` is fenced the same way from the blank
-  line before it (and its paragraph shows one colon, as docutils renders it). A block without a
-  blank line after it is left unfenced, so no line is ever added.
-- Roles and hyperlink references inside lines show their text: :class:`~a.B` as `B`,
-  :ref:`title <target>` and `title <url>`_ as `title` (:pep:`8` as `8`, and a role written
-  inside an inline literal too: one search over the whole text is what keeps this cheap);
-  inline literals, emphasis and code lines stay as written.
+- The visible lines are the file's own lines one for one, so line numbers stay the file's.
 - Section titles follow docutils' parser (docutils.parsers.rst.states), read at the top level
   of the document, where alone docutils allows sections: a title is the first line of a text
   block underlined, or over- and underlined, by one repeated non-alphanumeric 7-bit character.
@@ -38,212 +22,72 @@ Constraints:
   resume its parent's text: an outline's sections are headings, and `docshelf outline` lists
   them). An entry without a body is a line of text (its name), or, right before a title, that
   title's target (an empty line).
-- Linear time: each line is read a bounded number of times, and every pattern is anchored with
-  bounded backtracking, so a megabyte line or 100k lines of adornment take well under a second.
-  Roles are taken out by two searches over the whole text; markup inside indented blocks is
-  read only in the blocks where a search found its lines (indented explicit markup, `::` line
-  ends), and where each nested block ends is found by a search that never goes back over a
-  line.
-- Breadcrumb titles are plain words: inline literals, roles, references, emphasis,
-  substitutions and escapes lose their markup (but a title with words never becomes empty).
+- Linear time: each line is read a bounded number of times (the scanner reads the lines of an
+  indented block once, marking those where markup of its own may start, and only marked
+  blocks are read again), and every pattern is anchored with bounded backtracking, so a
+  megabyte line or 100k lines of adornment take well under a second. The common blocks (a
+  paragraph of one line, a bullet, a directive) are read inline in the scanner's loops, as the
+  methods they stand for would read them.
+- Breadcrumb titles are plain words (rst_syntax._plain).
+- Its modules import down only: rst.py, rst_nested.py, rst_visible.py, rst_syntax.py (the
+  visible text reaches the scan through rst_visible._Scanned); of docshelf, only chunking's
+  own modules and config.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from bisect import bisect_left
-from operator import methodcaller
-from typing import Any
 
 from docshelf.chunking.markdown import Chunk
 from docshelf.chunking.outline import Heading, Outline, outline, prepared_lines, split_outline
+from docshelf.chunking.rst_nested import _Nested
+from docshelf.chunking.rst_syntax import (
+    _BULLETS,
+    _CONTENT_MARKUP,
+    _DIRECTIVE,
+    _ENUMERATOR,
+    _EXPLICIT_AT,
+    _MARKUP,
+    _OPTION_MARKER,
+    _TARGET,
+    _TITLE_SCAN,
+    _as_docutils_reads,
+    _enumerators,
+    _is_field_marker,
+    _is_grid_border,
+    _ordinal,
+    _plain,
+    _width,
+)
+from docshelf.chunking.rst_visible import (
+    _Entry,
+    _fence,
+    _next_text,
+    _show_directive,
+    _show_literal_mark,
+    _shown_lines,
+)
 from docshelf.chunking.text import prepare
-from docshelf.config import MAX_TITLE_CHARS
 
-# docutils expands tabs to stops every 8 columns before it reads indentation.
-_TAB_WIDTH = 8
 # docutils keeps a title whose adornment is shorter than it from this length on (with a
 # warning), and reads a shorter lone adornment line as text rather than a transition.
 _LONG_ADORNMENT = 4
 # docutils' `nonalphanum7bit`: the characters an adornment line may repeat.
 _ADORNMENT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
-_BULLETS = frozenset("-+*\u2022\u2023\u2043")
 # The lines of one repeated adornment character that a construct tested before adornments takes:
 # a bullet, a line block, explicit markup, an anonymous target, a doctest.
 _EARLIER_CONSTRUCTS = frozenset(("-", "+", "*", "|", "..", "__", ">>>"))
 # looks_like_rst reads this many non-blank lines from the top: where a document's title is.
 _SNIFF_LINES = 30
-# Only this much of a title line is read for its breadcrumb, which keeps MAX_TITLE_CHARS.
-_TITLE_SCAN = 4 * MAX_TITLE_CHARS
 # What may follow a letter that starts an enumerator: "a." or "b)", or a roman numeral's next.
 _AFTER_ENUMERATOR_LETTER = frozenset(".)ivxlcdmIVXLCDM")
-# Enumerators longer than this are no list item (Python's int() refuses 4300 digits).
-_MAX_ENUMERATOR_DIGITS = 100
-
-# docutils' body patterns, anchored at the start of a line (re.match); none can backtrack
-# further than a bounded distance or once over the line.
-_ENUM = r"(?:[0-9]+|[a-zA-Z]|[ivxlcdm]+|[IVXLCDM]+|#)"
-_ENUMERATOR = re.compile(
-    rf"(?:\((?P<parens>{_ENUM})\)|(?P<rparen>{_ENUM})\)|(?P<period>{_ENUM})\.)(?: +|$)"
-)
-_OPTARG = r"(?:[a-zA-Z][a-zA-Z0-9_-]*|<[^<>]+>)"
-_OPTION = (
-    rf"(?:[-+][a-zA-Z0-9](?: ?{_OPTARG})?"
-    rf"|(?:--|/)[a-zA-Z0-9][a-zA-Z0-9_-]*(?:[ =]{_OPTARG})?)"
-)
-_OPTION_MARKER = re.compile(rf"{_OPTION}(?:, {_OPTION})*(?:  +| ?$)")
-_SIMPLENAME = r"(?:(?!_)\w)+(?:[-._+:](?:(?!_)\w)+)*"
-# Explicit markup that is not a comment: footnotes, citations, substitution definitions and
-# directives (all content), and hyperlink targets (markup only).
-_CONTENT_MARKUP = re.compile(
-    rf"\.\. +(?:\[(?:[0-9]+|#(?:{_SIMPLENAME})?|\*|{_SIMPLENAME})\](?: +|$)"
-    rf"|\|(?! |$)|(?P<directive>{_SIMPLENAME}) ?::(?: +|$))"
-)
-_TARGET = re.compile(r"\.\. +_(?! |$)")
-_ROMAN = re.compile(r"M{0,4}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})")
-_ROMAN_DIGITS = (
-    ("M", 1000), ("CM", 900), ("D", 500), ("CD", 400), ("C", 100), ("XC", 90), ("L", 50),
-    ("XL", 40), ("X", 10), ("IX", 9), ("V", 5), ("IV", 4), ("I", 1),
-)  # fmt: skip
-# A character that may start or end inline markup in a title.
-_MARKUP = re.compile(r"[\\`*|:_]")
-# A role's name, as `:py:func:` before or after interpreted text (bounded: role names are short).
-_ROLE = re.compile(r":((?:(?!_)\w)(?:[-._+:]?(?:(?!_)\w)){0,60}):")
-
-# --- The visible text ---------------------------------------------------------------------------
-
-# Indented explicit markup, matched from the newline before it; a paragraph's `::` line end.
-_EXPLICIT_AT = re.compile(r" *\.\.(?= |\n|\Z)")
-# Both as searched in the text as written: they find the lines whose rstrip() they would match.
-_NESTED_EXPLICIT = re.compile(r"\n +\.\.(?= |[^\S\n]*+(?:\n|\Z))")
-_LITERAL_MARK = re.compile(r"::(?=[^\S\n]*+(?:\n|\Z))")
-# A role, `:py:func:`, and the interpreted text after it: its explicit title (before `<target>`),
-# the last part of a `~dotted.name`, else all of it; then a hyperlink reference, `title <url>`_
-# or `name`_, as its title. Each is found from a literal character, reads no further than the
-# next backquote or line end, and never backtracks (possessive runs; the text is words and the
-# blanks between them, so that blanks before `<target>` stay out of it).
-_SHOWN_TEXT = r"(?P<shown>(?:[^`<\n ]++| ++(?=[^`<\n ]))*+) *+(?:<[^`>\n]*+>)?`"
-_ROLE_TEXT = re.compile(
-    r":[A-Za-z][\w.+-]{0,40}+(?::[A-Za-z][\w.+-]{0,40}+)?:`(?:~(?:[^`\n.]*+\.)*+|!)?" + _SHOWN_TEXT
-)
-_REFERENCE = re.compile(r"`(?<![`:\w]`)(?=[^`<\n ])" + _SHOWN_TEXT + r"__?(?!\w)")
-# Where a match ends, called in C.
-_END = methodcaller("end")
-# A fence longer than any run of backquotes opening a line of the code it holds.
-_FENCE = "```"
-_FENCE_IN_CODE = re.compile(r"\n *(`{3,})")
-
-# Directives by what their line, options and body become. Names are matched in lower case.
-# Code: a fence, with the language the first argument names (None) or the one given.
-_CODE: dict[str, str | None] = {
-    "code-block": None,
-    "code": None,
-    "sourcecode": None,
-    "code-tab": None,
-    "parsed-literal": "",
-    "doctest": "pycon",
-    "testcode": "python",
-    "testsetup": "python",
-    "testcleanup": "python",
-    "testoutput": "",
-    "ipython": "ipython",
-    "jupyter-execute": "python",
-    "mermaid": "mermaid",
-    "graphviz": "dot",
-    "graph": "dot",
-    "digraph": "dot",
-    "plantuml": "plantuml",
-    "uml": "plantuml",
-}
-# No prose where they stand: the line, its options and its body become empty.
-_HIDDEN = frozenset(
-    {
-        "contents", "index", "raw", "meta", "include", "literalinclude", "image",
-        "highlight", "sectnum", "section-numbering", "default-role", "default-domain", "role",
-        "title", "tabularcolumns", "sectionauthor", "moduleauthor", "codeauthor", "module",
-        "currentmodule", "program", "target-notes", "header", "footer", "todolist",
-        "autosummary", "autoclasstree", "automodsumm", "inheritance-diagram",
-        "spelling:word-list", "click", "argparse", "unicode", "replace", "date",
-    }
-)  # fmt: skip
-# Containers: the line and its options become empty, the body stays.
-_SILENT = frozenset(
-    {
-        "only", "ifconfig", "container", "compound", "hlist", "glossary", "epigraph",
-        "highlights", "pull-quote", "rst-class", "cssclass", "tab-set", "tabs", "grid",
-        "grid-item", "automodule", "figure", "math", "productionlist", "line-block", "class-list",
-    }
-)  # fmt: skip
-# Titled blocks: the line shows its argument, the title a reader sees.
-_TITLED = frozenset(
-    {
-        "admonition", "topic", "sidebar", "rubric", "table", "csv-table", "list-table", "tab",
-        "tab-item", "group-tab", "dropdown", "card", "grid-item-card", "centered", "details",
-    }
-)  # fmt: skip
-# Admonitions: the line shows the label Sphinx renders, then any text written on it.
-_LABELS = {
-    "attention": "Attention",
-    "caution": "Caution",
-    "danger": "Danger",
-    "error": "Error",
-    "hint": "Hint",
-    "important": "Important",
-    "note": "Note",
-    "tip": "Tip",
-    "warning": "Warning",
-    "seealso": "See also",
-    "todo": "Todo",
-}
-# Version notes, as Sphinx 7.3 and later render them: "Added in version 5.1."
-_VERSIONS = {
-    "versionadded": "Added in version",
-    "versionchanged": "Changed in version",
-    "deprecated": "Deprecated since version",
-    "versionremoved": "Removed in version",
-}
-# Object descriptions: reference entries (the standard domain's, the Python domain's without
-# its prefix, autodoc's), sections named by their argument.
-_ENTRIES = frozenset(
-    {
-        "option", "cmdoption", "confval", "envvar", "describe", "object", "function", "class",
-        "method", "attribute", "data", "exception", "decorator", "decoratormethod",
-        "staticmethod", "classmethod", "property", "type", "autoclass", "autofunction",
-        "automethod", "autoattribute", "autoexception", "autodata", "autoproperty",
-        "autodecorator",
-    }
-)  # fmt: skip
-# Entries named by their whole argument ("-c, --concurrency"); others by what comes before "(".
-_WHOLE_NAMES = frozenset({"option", "cmdoption", "confval", "envvar", "describe", "object"})
-# Sphinx's domains: `domain:type` is an entry unless the type is one of these.
-_DOMAINS = frozenset({"py", "std", "c", "cpp", "js", "rst", "rb", "php", "go", "http", "math"})
-_DOMAIN_DIRECTIVES = frozenset(
-    {"module", "currentmodule", "namespace", "namespace-push", "namespace-pop", "alias"}
-)
-# Each directive named above, by what its line shows (one look-up for the common ones).
-_KIND = {
-    **dict.fromkeys(_ENTRIES, "entry"),
-    **dict.fromkeys(_TITLED, "titled"),
-    **dict.fromkeys(_VERSIONS, "version"),
-    **dict.fromkeys(_LABELS, "label"),
-    **dict.fromkeys(_SILENT, "silent"),
-    **dict.fromkeys(_HIDDEN, "hidden"),
-    **dict.fromkeys(_CODE, "code"),
-}
-# What an open block is: code (fenced), a hidden body (no prose) or an entry's body.
-_IN_CODE, _IN_HIDDEN, _IN_ENTRY, _IN_TOC = 0, 1, 2, 3
 
 
 # A title: (the overline, or the title when there is none; the line after the underline; the
 # underline's character, doubled when an overline matches it; the text; whether the adornment
 # is at least as wide as the title). A plain tuple, as outline.Heading is.
 _Title = tuple[int, int, str, str, bool]
-
-
-# An entry's section by line indexes: (its first line, its body's first line, how many entries
-# it sits in, its name).
-_Entry = tuple[int, int, int, str]
 
 
 def split_rst(path: str, text: str) -> list[Chunk]:
@@ -259,9 +103,6 @@ def outline_rst(text: str, *, entries: bool = True) -> Outline:
     own = text.split("\n")
     plain = "\t" not in text and "\v" not in text and "\f" not in text
     scan = _Scan(own, _shown_lines(own) if "`" in text else own.copy(), plain, True)
-    # The searches read the text as written where docutils reads each line the same.
-    scan.nested = _nested_lines(text if plain else "\n".join(scan.lines))
-    scan.next_nested = scan.nested[0] if scan.nested else scan.n
     scan.run()
     if scan.bodiless:
         titles = {t[0] for t in scan.titles}
@@ -274,47 +115,34 @@ def outline_rst(text: str, *, entries: bool = True) -> Outline:
     return _outline(scan.visible, headings)
 
 
-def _shown_lines(own: list[str]) -> list[str]:
-    """The lines with their roles and references shown as their text, each line read on its
-    own (neither pattern crosses a line end), and only the lines that hold a backquote."""
-    visible = own.copy()
-    # Each pattern's one group is the text shown, so joining what split() gives is what sub()
-    # would, without a Match object and a call for each role.
-    role, reference, join = _ROLE_TEXT.split, _REFERENCE.split, "".join
-    for i in [i for i, line in enumerate(own) if "`" in line]:
-        line = own[i]
-        if ":`" in line:
-            line = join(role(line))
-        if "`_" in line:
-            line = join(reference(line))
-        visible[i] = line
-    return visible
-
-
 def _outline(lines: list[str], headings: list[Heading]) -> Outline:
     """outline() of the lines and headings, given the lines between the headings' lines joined
     (the same text, cut at the same offsets): outline() then adds up a handful of lengths where
     it would add up one per line."""
     last = len(lines)
-    cuts = sorted({k for line, body, _, _ in headings for k in (line, body) if 0 < k < last})
-    if len(cuts) * 8 > last:
+    if 16 * len(headings) > last:
         return outline(lines, headings)
-    at = {0: 0}
     groups: list[str] = []
-    start = 0
-    for k in cuts:
-        at[k] = len(groups) + 1
-        groups.append("\n".join(lines[start:k]))
-        start = k
+    cut: list[Heading] = []
+    start = 0  # the first line of the group being gathered
+    for line, body, level, title in headings:
+        if line < start or body < line:
+            return outline(lines, headings)  # out of order: nothing to gather
+        # Past the end, a line index stays as it is: outline() takes it as the end.
+        at, body_at = line, body
+        if line < last:
+            if line > start:
+                groups.append("\n".join(lines[start:line]))
+                start = line
+            at = len(groups)
+        if body < last:
+            if body > start:
+                groups.append("\n".join(lines[start:body]))
+                start = body
+            body_at = len(groups)
+        cut.append((at, body_at, level, title))
     groups.append("\n".join(lines[start:]))
-    end = len(groups)
-    return outline(
-        groups,
-        [
-            (at[line] if line < last else end, at[body] if body < last else end, level, title)
-            for line, body, level, title in headings
-        ],
-    )
+    return outline(groups, cut)
 
 
 def looks_like_rst(text: str) -> bool:
@@ -399,11 +227,10 @@ class _Scan:
         self.titles: list[_Title] = []
         self.top = True  # nothing yet but blank lines, comments, targets and field lists
         self.markup = markup
-        # The lines where markup may start inside an indented block (_nested_lines), in order.
-        self.nested: list[int] = []
-        self.nested_at = 0
-        # nested[nested_at], or n when none is left: a block ending before it holds no markup.
-        self.next_nested = self.n
+        # The lines where markup may start inside an indented block, found as the blocks are
+        # read, in order (-1 first): indented explicit markup, and a line that ends in "::"
+        # before a blank line (a list item's text may start a literal block).
+        self.marks = [-1]
         self.own = lines  # as written: code keeps them
         self.entries: list[_Entry] = []
         # Entries of an unknown domain without a body: (line, the next text's line, what the
@@ -413,7 +240,7 @@ class _Scan:
     def run(self) -> None:
         """Read the lines: the most common blocks here, the others by block()."""
         i, n, block, text, lines = 0, self.n, self.block, self.text, self.lines
-        explicit = self.explicit
+        explicit, marks = self.explicit, self.marks
         while i < n:
             s = lines[i]
             if not s:
@@ -421,14 +248,27 @@ class _Scan:
                 continue
             first = s[0]
             if first.isalpha() and s[1:2] not in _AFTER_ENUMERATOR_LETTER:
-                self.top = False
-                i = text(i)  # most blocks: no construct but text starts with a word
+                self.top = False  # most blocks: no construct but text starts with a word
+                if i + 1 < n and not lines[i + 1] and not s.endswith("::"):
+                    i += 2  # a paragraph of one line, as text() reads it, and a blank line
+                else:
+                    i = text(i)
             elif first in _BULLETS and (len(s) == 1 or s[1] == " "):
-                self.top = False  # a bullet list item, as block() reads it
-                j = i + 1
-                while j < n and lines[j][:1] in ("", " "):
+                # A bullet list item, as block() reads it (no adornment: one character long,
+                # it is one of _EARLIER_CONSTRUCTS or no 7-bit one, and else its second is " ").
+                self.top = False
+                j = i + 1  # indented_end(i + 1)
+                while j < n:
+                    t = lines[j]
+                    if not t:
+                        if lines[j - 1][-2:] == "::":
+                            marks.append(j - 1)
+                    elif t[0] != " ":
+                        break
+                    elif ".." in t and _EXPLICIT_AT.match(t) is not None:
+                        marks.append(j)
                     j += 1
-                if self.next_nested < j:
+                if marks[-1] >= i:
                     self.content(i, j)
                 i = j
             elif first == "." and s[1:3] == ". ":
@@ -438,27 +278,28 @@ class _Scan:
                 i = block(i)
 
     def block(self, i: int) -> int:
-        """The Body state: what the line at i starts, in docutils' order of transitions."""
+        """The Body state: what the line at i starts, in docutils' order of transitions (run()
+        reads a bullet item and `.. ` explicit markup itself, as this does)."""
         s = self.lines[i]
         if not s:
             return i + 1
         first = s[0]
         if first == " ":
             end = self.indented_end(i)  # a block quote
-            return self.content(i, end) if self.next_nested < end else end
+            return self.content(i, end) if self.holds_markup(i, end) else end
         top, self.top = self.top, False
         if first == "." and s[1:3] == ". ":
             return self.explicit(i, top)  # no construct tested before it takes ".. " and words
-        if first in _BULLETS and (len(s) == 1 or s[1] == " "):
-            end = self.indented_end(i + 1)  # a bullet, tested first as the most common: no
-            return self.content(i, end) if self.next_nested < end else end  # adornment is one
         if first in _ADORNMENT and s not in _EARLIER_CONSTRUCTS and not s.strip(first):
             return self.adornment(i)  # no construct tested before it takes such a line
+        if first in _BULLETS and (len(s) == 1 or s[1] == " "):
+            end = self.indented_end(i + 1)
+            return self.content(i, end) if self.holds_markup(i, end) else end
         if first.isalnum() or first in "(#":
             m = _ENUMERATOR.match(s)
             if m is not None and self.is_list_item(i, m):
                 end = self.indented_end(i + 1)
-                return self.content(i, end) if self.next_nested < end else end
+                return self.content(i, end) if self.holds_markup(i, end) else end
         if first == ":" and _is_field_marker(s):
             end = self.indented_end(i + 1)
             if top:
@@ -500,7 +341,7 @@ class _Scan:
             return self.after_paragraph(i, j) if self.lines[i].endswith("::") else j
         if s[0] == " ":
             end = self.indented_end(j)  # a definition list item
-            return self.content(j, end) if self.next_nested < end else end
+            return self.content(j, end) if self.holds_markup(j, end) else end
         if s[0] in _ADORNMENT and not s.strip(s[0]):
             title = self.lines[i]
             width = len(title) if title.isascii() else _width(title)
@@ -536,78 +377,58 @@ class _Scan:
     def explicit(self, i: int, top: bool) -> int:
         """Explicit markup: a directive, footnote, citation or substitution definition (content
         with its indented block), a hyperlink target or a comment (hidden)."""
-        s = self.lines[i]
+        lines, n = self.lines, self.n
+        s = lines[i]
+        if (m := _DIRECTIVE.match(s)) is not None:
+            end = i + 1  # indented_end(i + 1), the most common block read here
+            marks = self.marks
+            while end < n:
+                t = lines[end]
+                if not t:
+                    if lines[end - 1][-2:] == "::":
+                        marks.append(end - 1)
+                elif t[0] != " ":
+                    break
+                elif ".." in t and _EXPLICIT_AT.match(t) is not None:
+                    marks.append(end)
+                end += 1
+            if self.markup:
+                _show_directive(self, i, end, m.group(1))
+            return end
         if _TARGET.match(s):
-            end = self.until_blank_end(i + 1)
-        elif (m := _CONTENT_MARKUP.match(s)) is not None:
+            end = i + 1  # until_blank_end(i + 1), then hide()
+            while end < n and lines[end][:1] == " ":
+                end += 1
+            self.visible[i:end] = [""] * (end - i)
+            self.top = top
+            return end
+        if (m := _CONTENT_MARKUP.match(s)) is not None:
             end = self.indented_end(i + 1)
             if self.markup:
-                self.content_markup(i, end, m.group("directive"))
+                _show_directive(self, i, end, m.group("directive"))
             return end
-        elif not s[2:].strip() and (i + 1 >= self.n or not self.lines[i + 1]):
+        if not s[2:].strip() and (i + 1 >= n or not lines[i + 1]):
             end = i + 1  # an empty comment: its line alone
         else:
-            end = self.indented_end(i + 1)
+            end = self.indented_end(i + 1)  # a comment and its indented block
         self.hide(i, end, top)
         return end
 
-    def content_markup(self, i: int, end: int, directive: str | None) -> None:
-        """A directive (named `directive`), footnote, citation or substitution definition on
-        line i, its block ending before line `end`: the directive's line shows its words; code
-        is fenced, entries are sections, bodies of no prose and substitution definitions are
-        hidden."""
-        lines, visible = self.lines, self.visible
-        shown = visible[i]
-        if directive is None:
-            if lines[i][2:].lstrip(" ")[:1] == "|":
-                visible[i:end] = [""] * (end - i)
-            else:
-                visible[i] = shown.lstrip()[2:].lstrip()  # a footnote keeps its label
-                self.content(i + 1, end)
-            return
-        name = directive.lower()
-        argument = shown[shown.find("::") + 2 :].strip()  # its roles shown as text
-        shows = _shows(name, argument)
-        head = i + 1
-        if head < end and lines[head]:  # options, or an entry's further signatures
-            head = _head(lines, visible, i, 0, shows is _IS_ENTRY)
-        visible[i] = ""
-        if shows is _IS_CODE:
-            body = _next_text(lines, head)
-            if body < end:
-                self.code(i, body, end, "", _language(name, argument))
-        elif shows is _IS_HIDDEN:
-            visible[i + 1 : end] = [""] * (end - i - 1)
-        elif shows is _IS_TOC:
-            _show_toc(lines, visible, i, head, end)
-        elif shows is _IS_ENTRY:
-            if _next_text(lines, head) < end:
-                title = _entry_name(name, argument)
-                self.entries.append((i, head, 0, title))
-                visible[i] = argument
-                self.content(head, end, 1)
-            elif _describes_object(name):
-                visible[i] = argument
-            else:
-                self.bodiless.append((i, end, argument))
-        else:
-            if shows:
-                visible[i] = shows
-            self.content(head, end)
-
     def content(self, start: int, end: int, entry: int = 0) -> int:
         """The indented block on lines [start, end), which may hold markup of its own (inside an
-        entry's description when `entry` is 1); returns `end`."""
-        if self.next_nested >= end:
-            return end
-        nested = self.nested
-        first = bisect_left(nested, start, self.nested_at)
-        at = bisect_left(nested, end, first)
-        self.nested_at = at
-        self.next_nested = nested[at] if at < len(nested) else self.n
-        if at > first:
-            _Nested(self, start, end, nested[first:at], entry).run()
+        entry's description when `entry` is 1), read when the top level's markup is; returns
+        `end`."""
+        marks = self.marks
+        if marks[-1] < start or not self.markup:
+            return end  # as holds_markup() says, or no markup is read
+        low = bisect_left(marks, start)
+        _Nested(self, start, end, marks[low : bisect_left(marks, end, low)], entry).run()
         return end
+
+    def holds_markup(self, start: int, end: int) -> bool:
+        """Whether the block on lines [start, end), just read, may hold markup of its own (its
+        lines are the last that `marks` has read)."""
+        return self.marks[-1] >= start
 
     def code(self, opener: int, body: int, end: int, lead: str, language: str) -> None:
         """Fence the code on lines [body, end): the opener line (a directive's, or the blank
@@ -683,9 +504,18 @@ class _Scan:
         return found_at + 1 if found else self.n
 
     def indented_end(self, j: int) -> int:
-        """The first line from j on that is neither blank nor indented."""
-        lines, n = self.lines, self.n
-        while j < n and lines[j][:1] in ("", " "):
+        """The first line from j on that is neither blank nor indented; the lines where markup
+        may start inside the block go to `marks`."""
+        lines, n, marks = self.lines, self.n, self.marks
+        while j < n:
+            s = lines[j]
+            if not s:
+                if j and lines[j - 1][-2:] == "::":
+                    marks.append(j - 1)
+            elif s[0] != " ":
+                break
+            elif ".." in s and _EXPLICIT_AT.match(s) is not None:
+                marks.append(j)
             j += 1
         return j
 
@@ -706,546 +536,3 @@ class _Scan:
     def hide(self, start: int, end: int, top: bool) -> None:
         self.visible[start:end] = [""] * (end - start)
         self.top = top
-
-
-class _Nested:
-    """Explicit markup and literal blocks inside one of the top level's indented blocks (a
-    note's body, a list item, an entry's description), read at the lines the search of the
-    whole text found (`marks`). The blocks that change what their lines are (code, hidden
-    bodies, entries) are kept on a stack; where each ends (its first non-blank line indented no
-    deeper than the line that opened it) is looked for from the line where the last look
-    stopped, so no line is read twice but where it closes a block."""
-
-    def __init__(self, scan: _Scan, start: int, end: int, marks: list[int], outer: int) -> None:
-        self.scan = scan
-        self.lines = scan.lines
-        self.visible = scan.visible
-        self.start, self.end = start, end
-        self.marks = marks  # the lines in [start, end) where markup may start, in order
-        self.outer = outer  # 1 when this block is a top-level entry's description, else 0
-        # Open blocks, innermost last: [kind, the indentation their lines are deeper than, ...].
-        self.stack: list[list[Any]] = []
-        self.searched = start  # no open block ends before this line
-        self.explicit_end = -1  # the line after the last explicit construct's head
-
-    def run(self) -> None:
-        lines, previous = self.lines, -1
-        for i in self.marks:
-            if i == previous:
-                continue  # both searches found the line
-            previous = i
-            self.close_before(i)
-            if self.readable(i):
-                if _EXPLICIT_AT.match(lines[i]) is not None:
-                    self.explicit(i)
-                else:
-                    self.literal(i)
-        self.close_before(self.end)
-
-    def readable(self, i: int) -> bool:
-        """Whether line i is read: not hidden already, nor code, nor in a hidden body."""
-        stack = self.stack
-        return bool(self.visible[i]) and not (stack and stack[-1][0] != _IN_ENTRY)
-
-    def close_before(self, line: int) -> None:
-        """Close the open blocks that end before `line`, or at it (at the block's end, all)."""
-        stack, lines = self.stack, self.lines
-        while stack and self.searched < line:
-            # The first line from `searched` on that is not blank and is indented no deeper
-            # than the innermost block's line.
-            deeper = " " * (stack[-1][1] + 1)
-            found = self.searched
-            while found < line and (not lines[found] or lines[found].startswith(deeper)):
-                found += 1
-            self.searched = found
-            if found == line:
-                break
-            self.close(stack.pop(), found)
-        if line >= self.end:
-            while stack:
-                self.close(stack.pop(), self.end)
-            return
-        if stack:
-            s = lines[line]
-            indent = len(s) - len(s.lstrip(" "))
-            while stack and indent <= stack[-1][1]:
-                self.close(stack.pop(), line)
-
-    def close(self, block: list[Any], end: int) -> None:
-        """Close a block whose lines end before line `end`."""
-        kind = block[0]
-        if kind == _IN_CODE:
-            _, _, opener, body, lead, language = block
-            self.scan.code(opener, body, end, lead, language)
-        elif kind == _IN_HIDDEN:
-            start = block[2]
-            if end > start:
-                self.visible[start:end] = [""] * (end - start)
-        elif kind == _IN_TOC:
-            _show_toc(self.lines, self.visible, block[2], block[3], end)
-
-    def starts_block(self, i: int, k: int) -> bool:
-        """Whether explicit markup on line i, indented by k, starts a construct (rather than
-        going on with the paragraph above it)."""
-        if i in (0, self.explicit_end):
-            return True
-        prev = self.lines[i - 1]
-        if not prev:
-            return True
-        pk = len(prev) - len(prev.lstrip(" "))
-        if k < pk or prev.startswith("..", pk):
-            return True
-        return k > pk and k != _content_indent(prev, pk)
-
-    def explicit(self, i: int) -> None:
-        """Explicit markup on line i."""
-        lines, visible = self.lines, self.visible
-        s = lines[i]
-        k = len(s) - len(s.lstrip(" "))
-        if not self.starts_block(i, k):
-            return
-        self.searched = max(self.searched, i + 1)
-        self.explicit_end = i + 1
-        shown = visible[i]
-        lead = shown[: len(shown) - len(shown.lstrip())]
-        if _TARGET.match(s, k):  # a hyperlink target, with its indented lines
-            j = i + 1
-            while j < self.end and lines[j][: k + 1].isspace():
-                j += 1
-            visible[i:j] = [""] * (j - i)
-            self.explicit_end = j
-            return
-        m = _CONTENT_MARKUP.match(s, k)
-        directive = m.group("directive") if m is not None else None
-        if directive is None:
-            if m is not None and s[k + 2 :].lstrip(" ")[:1] != "|":
-                visible[i] = lead + shown.lstrip()[2:].lstrip()  # a footnote keeps its label
-            else:  # a comment or a substitution definition, with its indented block
-                visible[i] = ""
-                self.stack.append([_IN_HIDDEN, k, i + 1])
-            return
-        name = directive.lower()
-        argument = shown[shown.find("::", len(lead)) + 2 :].strip()  # its roles shown as text
-        shows = _shows(name, argument)
-        head = _head(lines, visible, i, k, shows is _IS_ENTRY)
-        self.explicit_end = head
-        visible[i] = ""
-        if shows is _IS_CODE:
-            body = _next_text(lines, head)
-            if body < self.end and _indent(lines[body]) > k:
-                language = _language(name, argument)
-                self.stack.append([_IN_CODE, k, i, body, lead, language])
-        elif shows is _IS_HIDDEN:
-            self.stack.append([_IN_HIDDEN, k, i + 1])
-        elif shows is _IS_TOC:
-            self.stack.append([_IN_TOC, k, i, head])
-        elif shows is _IS_ENTRY:
-            body = _next_text(lines, head)
-            if body < self.end and _indent(lines[body]) > k:
-                title = _entry_name(name, argument)
-                depth = sum(block[0] == _IN_ENTRY for block in self.stack) + self.outer
-                self.scan.entries.append((i, head, depth, title))
-                self.stack.append([_IN_ENTRY, k, title])
-                visible[i] = lead + argument
-            elif _describes_object(name):
-                visible[i] = lead + argument
-            else:
-                self.scan.bodiless.append((i, body, lead + argument))
-        elif shows:
-            visible[i] = lead + shows
-
-    def literal(self, i: int) -> None:
-        """Line i ends in "::": when it ends a paragraph and an indented block follows after a
-        blank line, that is a literal block, fenced from the blank line on."""
-        lines, visible = self.lines, self.visible
-        if i + 1 >= self.end or lines[i + 1]:
-            return  # no blank line after it
-        s = lines[i]
-        if (len(s) - 2 - len(s[:-2].rstrip("\\"))) % 2:
-            return  # an escaped colon
-        base = _content_indent(s, _indent(s))
-        body = _next_text(lines, i + 1)
-        if body >= self.end or _indent(lines[body]) <= base:
-            return
-        _show_literal_mark(visible, i)
-        self.searched = max(self.searched, i + 1)
-        self.stack.append([_IN_CODE, base, i + 1, body, " " * _indent(s), ""])
-
-
-# What _shows answers for a directive line that shows no words of its own (compared by identity).
-_IS_CODE, _IS_HIDDEN, _IS_ENTRY, _IS_TOC = "\0code", "\0hidden", "\0entry", "\0toc"
-
-
-def _shows(name: str, argument: str) -> str:
-    """What a directive's line shows: the words it carries ("" for none), or _IS_CODE,
-    _IS_HIDDEN or _IS_ENTRY."""
-    kind = _KIND.get(name)
-    if kind == "code":
-        return _IS_CODE
-    if kind == "hidden":
-        return _IS_HIDDEN
-    if name == "toctree":
-        return _IS_TOC
-    if kind == "silent":
-        return ""
-    if kind == "label":
-        return f"{_LABELS[name]}: {argument}" if argument else _LABELS[name]
-    if kind == "version":
-        version, _, words = argument.partition(" ")
-        words = words.strip()
-        if words:
-            return f"{_VERSIONS[name]} {version}: {words}"
-        return f"{_VERSIONS[name]} {version}." if version else _VERSIONS[name]
-    if kind == "titled" or not argument:
-        return argument
-    if kind == "entry":
-        return _IS_ENTRY
-    domain, _, object_type = name.rpartition(":")
-    if domain in _DOMAINS and object_type not in _DOMAIN_DIRECTIVES:
-        return _IS_ENTRY
-    if kind is None and " " not in argument.split("(", 1)[0]:
-        return _IS_ENTRY  # an object of an unknown domain: it names one thing
-    return argument
-
-
-def _describes_object(name: str) -> bool:
-    """Whether an entry directive renders its object's description even without a body (an
-    autodoc or domain directive does; an unknown one alone before a title is that title's
-    target, as Celery's `.. setting:: broker_url` is)."""
-    return _KIND.get(name) == "entry" or name.rpartition(":")[0] in _DOMAINS
-
-
-def _head(lines: list[str], visible: list[str], i: int, k: int, signatures: bool) -> int:
-    """The line after the head of the directive on line i, indented by k: its line, an entry's
-    further signature lines, and its options, which become empty lines but for an entry's
-    values ("type: int")."""
-    n = len(lines)
-    j = i + 1
-    if j >= n or not lines[j]:
-        return j
-    if signatures:
-        while j < n and lines[j] and _indent(lines[j]) > k and not _is_option(lines[j]):
-            j += 1
-    if j < n and lines[j] and _indent(lines[j]) > k and _is_option(lines[j]):
-        while j < n and lines[j] and _indent(lines[j]) > k:
-            shown = visible[j]
-            option = shown.lstrip()
-            colon = option.find(":", 1) if option[:1] == ":" else -1
-            value = option[colon + 1 :].strip() if colon > 0 else ""
-            if signatures and value:
-                visible[j] = shown[: len(shown) - len(option)] + option[1:colon] + ": " + value
-            else:
-                visible[j] = ""
-            j += 1
-    return j
-
-
-def _next_text(lines: list[str], j: int) -> int:
-    """The first non-blank line from j on (the count of lines for none)."""
-    n = len(lines)
-    while j < n and not lines[j]:
-        j += 1
-    return j
-
-
-def _language(name: str, argument: str) -> str:
-    language = _CODE[name]
-    return argument.split(" ", 1)[0] if language is None else language
-
-
-def _entry_name(name: str, argument: str) -> str:
-    """An entry's title: its whole argument for an option or a setting ("-c, --concurrency"),
-    else the name before its signature's parameters ("send_task")."""
-    title = argument
-    if name.rpartition(":")[2] not in _WHOLE_NAMES:
-        title = argument.split("(", 1)[0].strip() or argument
-    if _MARKUP.search(title) is not None or len(title) > _TITLE_SCAN:
-        title = _plain(title)
-    return title
-
-
-def _fence(code: list[str]) -> str:
-    """A fence no line of the code can close: longer than any run of backquotes opening one."""
-    joined = "\n".join(code)
-    if "```" not in joined:
-        return _FENCE
-    return "`" * (max(len(run) for run in _FENCE_IN_CODE.findall("\n" + joined)) + 1)
-
-
-def _show_toc(lines: list[str], visible: list[str], i: int, head: int, end: int) -> None:
-    """A toctree's entries, on lines [head, end), as the list of links Sphinx renders: an entry
-    `Title <doc>` shows its title, a document's name stays; a `:hidden:` toctree shows none."""
-    if any(line.strip() == ":hidden:" for line in lines[i + 1 : head]):
-        visible[head:end] = [""] * (end - head)
-        return
-    for k in range(head, end):
-        shown = visible[k]
-        if shown.endswith(">") and (at := shown.rfind(" <")) > 0 and shown[:at].strip():
-            visible[k] = shown[:at].rstrip()
-
-
-def _show_literal_mark(visible: list[str], i: int) -> None:
-    """A paragraph's "::" as docutils renders it: one colon after a word, none after a blank,
-    and a line of "::" alone goes."""
-    shown = visible[i].rstrip()
-    if shown.strip() == "::":
-        visible[i] = ""
-    elif shown[-3:-2].isspace():
-        visible[i] = shown[:-2].rstrip()
-    else:
-        visible[i] = shown[:-1]
-
-
-def _nested_lines(text: str) -> list[int]:
-    """The indexes of the lines where markup may start inside an indented block: indented
-    explicit markup, and lines ending in "::" (a list item's text may start a literal block)."""
-    newline = text.find("\n")
-    first = text if newline < 0 else text[:newline]
-    found = [0] if first[:1] == " " and _EXPLICIT_AT.match(first.rstrip()) is not None else []
-    # Where each match ends is on its line (an explicit one starts at the newline before it),
-    # so the newlines are counted once, in order.
-    ends = [*map(_END, _NESTED_EXPLICIT.finditer(text)), *map(_END, _LITERAL_MARK.finditer(text))]
-    ends.sort()
-    at, line = 0, 0
-    for end in ends:
-        line += text.count("\n", at, end)
-        at = end
-        found.append(line)
-    return found
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
-
-
-def _content_indent(line: str, indent: int) -> int:
-    """Where the text of a line indented by `indent` starts: after a bullet or an enumerator."""
-    first = line[indent : indent + 1]
-    if first in _BULLETS and line[indent + 1 : indent + 2] in ("", " "):
-        return indent + 1 + _indent(line[indent + 1 :])
-    if first.isalnum() or first in "(#":
-        m = _ENUMERATOR.match(line, indent)
-        if m is not None:
-            return m.end()
-    return indent
-
-
-def _is_option(line: str) -> bool:
-    """Whether a line is a field marker, as a directive's option is."""
-    option = line.lstrip(" ")
-    return option[:1] == ":" and _is_field_marker(option)
-
-
-def _as_docutils_reads(line: str) -> str:
-    """A line as docutils' string2lines gives it: vertical tabs and form feeds as spaces, tabs
-    expanded, trailing whitespace dropped."""
-    if "\v" in line or "\f" in line:
-        line = line.replace("\v", " ").replace("\f", " ")
-    if "\t" in line:
-        line = line.expandtabs(_TAB_WIDTH)
-    return line.rstrip()
-
-
-def _width(text: str) -> int:
-    """docutils' column_width: wide East Asian characters count two, combining ones none."""
-    if text.isascii():
-        return len(text)
-    width = 0
-    for c in text:
-        if unicodedata.combining(c):
-            continue
-        width += 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
-    return width
-
-
-def _is_grid_border(s: str) -> bool:
-    """docutils' grid table top, `+-[-+]+-+`."""
-    return len(s) >= 5 and s[1] == s[-2] == "-" and s[-1] == "+" and not s.strip("+-")
-
-
-def _is_field_marker(s: str) -> bool:
-    """docutils' field marker `:name: `, read by hand: the name is not empty, starts with no
-    colon or space, ends with no space, and ends at the first colon followed by a space or the
-    end of the line; a backslash escapes the next character, and a colon before a backquote
-    ends the search."""
-    n = len(s)
-    if n < 3 or s[1] in ": ":
-        return False
-    i = 1
-    while i < n:
-        c = s[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == ":":
-            after = s[i + 1 : i + 2]
-            if after in ("", " "):
-                return s[i - 1] != " "
-            if after == "`":
-                return False
-        i += 1
-    return False
-
-
-def _ordinal(text: str) -> tuple[int | None, str]:
-    """docutils' parse_enumerator: an enumerator's value and sequence (None when invalid)."""
-    if text == "#":
-        return 1, "#"
-    if text in ("i", "I"):
-        return 1, "lowerroman" if text == "i" else "upperroman"
-    if text.isdigit():
-        return (int(text) if len(text) <= _MAX_ENUMERATOR_DIGITS else None), "arabic"
-    if len(text) == 1:
-        lower = text.islower()
-        return ord(text) - ord("a" if lower else "A") + 1, "loweralpha" if lower else "upperalpha"
-    sequence = "lowerroman" if text.islower() else "upperroman"
-    if not _ROMAN.fullmatch(text.upper()):
-        return None, sequence
-    value, at, upper = 0, 0, text.upper()
-    for digit, worth in _ROMAN_DIGITS:
-        while upper.startswith(digit, at):
-            value, at = value + worth, at + len(digit)
-    return value, sequence
-
-
-def _enumerators(ordinal: int, sequence: str, kind: str) -> tuple[str, str] | None:
-    """docutils' make_enumerator: the next item's enumerator and the auto-enumerator, each with
-    the space after it; None when the sequence has no such item."""
-    prefix = "(" if kind == "parens" else ""
-    suffix = "." if kind == "period" else ")"
-    if sequence == "#":
-        label = "#"
-    elif sequence == "arabic":
-        label = str(ordinal)
-    elif sequence.endswith("alpha"):
-        if ordinal > 26:
-            return None
-        label = chr(ord("a") + ordinal - 1)
-    else:
-        if not 0 < ordinal < 5000:
-            return None
-        label = ""
-        for digit, worth in _ROMAN_DIGITS:
-            count, ordinal = divmod(ordinal, worth)
-            label += digit * count
-    label = label.lower() if sequence.startswith("lower") else label.upper()
-    return f"{prefix}{label}{suffix} ", f"{prefix}#{suffix} "
-
-
-def _plain(title: str) -> str:
-    """A title's words without inline markup: ``literal`` and *emphasis* keep their text,
-    :role:`text <target>` and `link <url>`_ their text, :role:`~a.b` its last part, |name| its
-    name; escapes are resolved and a reference's trailing underscores dropped. A title with
-    words is never left without them."""
-    t = title[:_TITLE_SCAN]
-    if _MARKUP.search(t) is None:
-        return t.strip()
-    if t.count("``") % 2 == 0 and t.count("`") == 2 * t.count("``"):
-        parts = t.split("``")  # inline literals alone (``broker_url``): their text as it is
-        if all(parts[1::2]) and not any(_MARKUP.search(part) for part in parts[0::2]):
-            plain = "".join(parts).strip()
-            return plain if any(ch.isalnum() for ch in plain) else title.strip()
-    n = len(t)
-    out: list[str] = []
-    role = ""  # the role written before the interpreted text that follows
-    token_start = 0  # where the current run of non-blank characters starts
-    i = 0
-    while i < n:
-        c = t[i]
-        if c.isspace():
-            token_start = i + 1
-        if c == "\\":
-            if i + 1 < n and not t[i + 1].isspace():
-                out.append(t[i + 1])
-            i += 2
-            continue
-        if c == "`" and t.startswith("``", i):
-            end = t.find("``", i + 2)
-            if end > i + 2:
-                out.append(t[i + 2 : end])
-                i = end + 2
-                continue
-        elif c == "`":
-            end = _closing(t, "`", i + 1)
-            if end > i + 1:
-                inner, i = t[i + 1 : end], end + 1
-                if (m := _ROLE.match(t, i)) is not None:
-                    role, i = m.group(1), m.end()
-                elif t.startswith("_", i):
-                    i += 2 if t.startswith("__", i) else 1
-                out.append(_interpreted(inner, role))
-                role = ""
-                continue
-        elif c == ":" and (m := _ROLE.match(t, i)) is not None and t.startswith("`", m.end()):
-            role, i = m.group(1), m.end()
-            continue
-        elif c in "*|":
-            mark = "**" if t.startswith("**", i) else c
-            end = _closing(t, mark, i + len(mark))
-            if end > i + len(mark) and not t[i + len(mark)].isspace() and not t[end - 1].isspace():
-                out.append(_unescape(t[i + len(mark) : end]))
-                i = end + len(mark)
-                if c == "|" and t.startswith("_", i):
-                    i += 2 if t.startswith("__", i) else 1
-                continue
-        elif c == "_" and t.startswith("_`", i):
-            i += 1  # an inline target: `text` follows
-            continue
-        elif c == "_" and out and out[-1][-1:].isalnum() and t[token_start] != "_":
-            k = i + (2 if t.startswith("__", i) else 1)
-            if k >= n or not (t[k].isalnum() or t[k] == "_"):
-                i = k  # a reference: `name_`
-                continue
-        out.append(c)
-        i += 1
-    plain = "".join(out).strip()
-    if not any(ch.isalnum() for ch in plain):
-        return title.strip()
-    return plain
-
-
-def _closing(t: str, mark: str, start: int) -> int:
-    """Where the next `mark` not escaped by a backslash starts, from `start`; -1 if none."""
-    at = t.find(mark, start)
-    while at > 0 and t[at - 1] == "\\":
-        at = t.find(mark, at + 1)
-    return at
-
-
-def _interpreted(inner: str, role: str) -> str:
-    """Interpreted text as Sphinx shows it: the explicit title of `title <target>`, else the
-    target, its last dotted part after a `~`; :pep: and :rfc: name their document."""
-    inner = _unescape(inner).strip()
-    role = role.lower()
-    lt = inner.rfind("<")
-    if inner.endswith(">") and lt >= 0 and (lt == 0 or inner[lt - 1].isspace()):
-        shown = inner[:lt].strip()
-        if shown:
-            return shown
-        inner = inner[lt + 1 : -1].strip()
-    if role in ("pep", "pep-reference"):
-        return f"PEP {inner}"
-    if role in ("rfc", "rfc-reference"):
-        return f"RFC {inner}"
-    if role:
-        inner = inner.lstrip("!")
-        if inner.startswith("~"):
-            inner = inner[1:].rsplit(".", 1)[-1]
-    return inner
-
-
-def _unescape(text: str) -> str:
-    """Backslash escapes resolved: an escaped character stays, an escaped blank goes."""
-    if "\\" not in text:
-        return text
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        if text[i] == "\\":
-            if i + 1 < n and not text[i + 1].isspace():
-                out.append(text[i + 1])
-            i += 2
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
