@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from docshelf.config import DOC_SUFFIXES, NOT_DOCS_DIRS
+from docshelf.errors import WorkspaceError
+from docshelf.workspace.selection import compile_glob
 
 T = TypeVar("T")
 
@@ -213,39 +215,12 @@ def glob_matches(tree: Tree, pattern: str) -> bool:
     body = pattern.lstrip("/")
     literal = re.match(r"(?:[^*?\[\\/]*/)*", body)
     base = literal.group(0).rstrip("/") if literal else ""
-    regex = _glob_regex(body if "/" in pattern else "**/" + body)
+    try:
+        # As a selection reads it: a glob that matches a folder matches what it holds.
+        regex = re.compile(compile_glob(pattern).pattern + "(?:/.*)?", re.DOTALL)
+    except WorkspaceError:  # a config's glob that does not compile matches nothing
+        return False
     return any(regex.fullmatch(f) for f in tree.docs_under(base or "."))
-
-
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """The part of selection.compile_glob's syntax that configs use (**, *, ?, sets, escapes);
-    a match of a folder matches what it holds."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:[^/]*/)*")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and (close := pattern.find("]", i + 2)) > 0:
-            body = pattern[i + 1 : close].replace("\\", "\\\\").replace("[", "\\[")
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-            i = close + 1
-        elif pattern[i] == "\\" and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + "(?:/.*)?", re.DOTALL)
 
 
 def unique(items: Iterable[str]) -> tuple[str, ...]:
