@@ -400,9 +400,9 @@ class SourceText:
         start = self.prepared.find(hit.content, self.line_start(hit.start_line))
         end = start + len(hit.content)
         if start < 0 or end > self.line_end(hit.end_line):
-            raise SystemExit(
-                f"{hit.path}:{hit.start_line}-{hit.end_line}: the excerpt is not at its lines"
-            )
+            # A chunk shows the page's visible text (markup taken out, a fence for a code
+            # block): what it covers is its lines.
+            start, end = self.line_start(hit.start_line), self.line_end(hit.end_line)
         return self.original(start), self.original(end)
 
     def original(self, offset: int) -> int:
