@@ -267,7 +267,9 @@ def ranked(
         wanted = [t for t in kept if t not in lists]
         if wanted:
             lists.update(read(wanted))
-        scored = [(bm25_idf(chunks, held[t]), lists[t]) for t in kept]
+        # A list read after the counts may be gone (a prune of the ref between the two reads):
+        # such a term scores nothing rather than failing the search.
+        scored = [(bm25_idf(chunks, held[t]), lists[t]) for t in kept if t in lists]
         found = best(scored, chunks, length, k, among)
         if len(found[0]) >= k:
             break
