@@ -39,7 +39,7 @@ def section_lines(text: str) -> list[SectionLines]:
 
     return [
         SectionLines(index(s.start), index(s.body_start), index(s.end), s.heading)
-        for s in _sections(text)
+        for s in _sections(text, entries=True)
     ]
 
 

@@ -635,6 +635,85 @@ def test_every_robustness_example_keeps_the_invariants_on_its_visible_text(
         check("example.md", text)
 
 
+# --- reference entries: definition lists --------------------------------------------------------
+
+ARGUMENTS = """# Figure
+
+## Arguments
+
+`src`
+: (`string`) The `src` attribute of the `img` element.
+
+[**alt**](alt.md)
+: The alt attribute.
+  More about it.
+
+: A second description of alt.
+
+After the list, the arguments again.
+"""
+
+
+def test_definition_list_entries_are_sections_named_by_their_term() -> None:
+    assert chunks_of(ARGUMENTS) == [
+        (
+            "Figure > Arguments > src",
+            5,
+            6,
+            "`src`\n: (`string`) The `src` attribute of the `img` element.",
+        ),
+        (
+            "Figure > Arguments > alt",
+            8,
+            12,
+            "[**alt**](alt.md)\n: The alt attribute.\n  More about it.\n\n"
+            ": A second description of alt.",
+        ),
+        ("Figure > Arguments", 14, 14, "After the list, the arguments again."),
+    ]
+
+
+def test_a_long_entry_keeps_its_term_as_the_last_crumb_of_every_piece() -> None:
+    description = "\n".join(f"  Line {i} of what the flag does, at some length." for i in range(80))
+    text = f"# CLI\n\n`--verbose`\n: Prints more.\n{description}\n\nAfter.\n"
+    chunks = check("cli.md", text)
+    entry = [c for c in chunks if c.heading == "CLI > --verbose"]
+    assert len(entry) > 1
+    assert entry[0].start_line == 3
+    assert [c.heading for c in chunks[len(entry) :]] == ["CLI"]
+
+
+def test_several_term_lines_name_one_entry_and_a_heading_ends_the_list() -> None:
+    text = "# H\n\nfirst\nsecond\n: Both.\n## Next\nText.\n"
+    assert [(h, a, b) for h, a, b, _ in chunks_of(text)] == [
+        ("H > first, second", 3, 5),
+        ("H > Next", 6, 7),
+    ]
+
+
+def test_what_is_no_term_makes_no_entry() -> None:
+    for text in (
+        "# H\n\n- an item\n: text\n",  # a list item
+        "# H\n\n> a quote\n: text\n",  # a quote
+        "# H\n\n" + "a line of prose\n" * 4 + ": text\n",  # a paragraph, not a term
+        "# H\n\n```\nterm\n: in a fence\n```\n",  # code
+        "# H\n\n:::tip\n: text\n:::\n",  # a container
+    ):
+        assert {c.heading for c in check("page.md", text)} == {"H"}, text
+
+
+def test_a_real_reference_page_has_an_entry_per_argument(shared_data: Path) -> None:
+    path = shared_data / "sites" / "hugo-hugoDocs" / "content" / "en" / "shortcodes" / "figure.md"
+    text = path.read_text(encoding="utf-8")
+    chunks = check("figure.md", text)
+    lines = text.split("\n")
+    entries = {c.heading.rsplit(" > ", 1)[-1]: c for c in chunks if " > Arguments > " in c.heading}
+    assert {"src", "alt", "width", "caption", "attrlink"} <= set(entries)
+    alt = entries["alt"]
+    assert lines[alt.start_line - 1] == "`alt`"
+    assert lines[alt.start_line].startswith(": (`string`) The `alt` attribute")
+
+
 # --- the real site trees --------------------------------------------------------------------------
 
 
@@ -697,6 +776,10 @@ SHAPES = {
     "anchors": "# h {#a}\n" * (SHAPE_SIZE // 9),
     "blank-separated comments": "<!--\n\n" * (SHAPE_SIZE // 6) + "-->",
     "an import line of quotes": "import " + "'x' from " * (SHAPE_SIZE // 9),
+    "descriptions": ": d\n" * (SHAPE_SIZE // 4),
+    "terms and descriptions": "t\n: d\n" * (SHAPE_SIZE // 6),
+    "entries": "t\n: d\n\n" * (SHAPE_SIZE // 7),
+    "a long paragraph, then descriptions": "x\n" * (SHAPE_SIZE // 4) + ": d\n" * (SHAPE_SIZE // 8),
 }
 
 

@@ -68,12 +68,18 @@ _NOT_YAML = re.compile(
 )
 # A line the section scanner must visit, matched from the newline before it: one that may be an
 # ATX heading, a setext underline or an HTML block (after at most three spaces), or open a fence;
-# else, in the group, one that may be a site generator's markup (for the visible text only).
+# else, in group 1, one that may be a site generator's markup (for the visible text only), or in
+# group 2 a definition list's description (`: text`, after at most three spaces).
 _EVENT_LINE = (
     r"(?:[ ]{0,3}+(?:#|<|=+[ \t]*(?=\n|\Z)|-+[ \t]*(?=\n|\Z))|"
     + MAY_OPEN_PATTERN
-    + f"|({MARKUP_LINE_PATTERN}))"
+    + f"|({MARKUP_LINE_PATTERN})|([ ]{{0,3}}+:[ \t]))"
 )
+# Where a definition list ends: after a blank line, the first line that is not indented and is no
+# description (matched from the newline ending the line before the blank one).
+_DEFINITIONS_END = re.compile(r"\n[^\S\n]*+\n(?![ \t]|:[ \t]|[^\S\n]*+(?:\n|\Z))")
+# A definition list's term is at most so many lines (each one a term of the same description).
+_MAX_TERM_LINES = 3
 # (The lookahead lets most lines fail on their first character, which halves the search time.)
 _EVENT = re.compile(rf"\n(?=[#<=`~*+0-9{MARKUP_LINE_STARTS}-])" + _EVENT_LINE)
 _EVENT_AT_START = re.compile(_EVENT_LINE)
@@ -156,7 +162,7 @@ def _visible_sections(path: str, text: str) -> tuple[str, list[Section]]:
     """The visible text of a prepared text and its sections, cut where the text's are."""
     fences: list[int] = []
     lines: list[int] = []
-    sections = _sections(text, fences, lines)
+    sections = _sections(text, fences, lines, entries=True)
     fences.append(len(text))
     found = visible_text(text, fences, lines, sections, path.endswith(_TEMPLATE_SUFFIX))
     return found if found is not None else (text, sections)
@@ -239,12 +245,18 @@ def _title(title: str) -> str:
 
 
 def _sections(
-    text: str, fences: list[int] | None = None, lines: list[int] | None = None
+    text: str,
+    fences: list[int] | None = None,
+    lines: list[int] | None = None,
+    entries: bool = False,
 ) -> list[Section]:
     """Split the text at ATX and setext headings outside fences and HTML blocks, with each
     section's breadcrumb (plain words). `fences`, when given, gets each fenced code block's start
     (of its opening line) and end (of its closing line), flat; `lines` the start of each line,
     outside fences and HTML blocks, that may be a site generator's markup (markup.visible_text).
+    With `entries`, a definition list's entries (a term, then `: description`) are sections too,
+    one level below the heading they sit under, named by the term; the text after the list goes
+    back to that heading's section.
 
     Only the lines that can start a heading, a fence or an HTML block are visited: a regular
     expression finds the next one, and fences and HTML blocks are jumped over by searching for
@@ -262,6 +274,8 @@ def _sections(
     # The paragraph state is known at the start of the line at `known`: the offset of the open
     # paragraph's first line (-1 when none is open) and whether it may be a setext title.
     known, known_para, known_setext = body_start, -1, False
+    list_end = n + 1  # where the open definition list ends, when an entry's section is open
+    searched_from = found = found_end = n + 1  # the last search for a list's end, and its hit
 
     find, next_event, append, new = text.find, _EVENT.search, sections.append, tuple.__new__
     m = _EVENT_AT_START.match(text, body_start)
@@ -272,9 +286,31 @@ def _sections(
         e = find("\n", s)
         if e < 0:
             e = n
-        if m is not None and m.lastindex:  # maybe generator markup, nothing the scanner needs
-            if lines is not None:
-                lines.append(s)
+        if list_end <= s:  # the definition list ended: back to its heading's section
+            append(new(Section, (start, head_end, list_end, crumb)))
+            start = head_end = list_end
+            crumb, list_end = stack[-1][1] if stack else "", n + 1
+        if m is not None and m.lastindex:  # generator markup, or a description: no heading
+            if m.lastindex == 1:
+                if lines is not None:
+                    lines.append(s)
+            elif entries:
+                if known != s:
+                    para, setext = _paragraph(text, known, s, known_para, known_setext)
+                    known, known_para, known_setext = s, para, setext
+                term = _term(text, known_para, s) if known_para >= start else ""
+                if term:  # a new entry: its term's lines are its heading
+                    append(new(Section, (start, head_end, known_para, crumb)))
+                    start, head_end = known_para, s
+                    parent = stack[-1][1] if stack else ""
+                    crumb = parent + HEADING_SEPARATOR + term if parent else term
+                    if not searched_from <= e <= found:  # (a search reads the text once)
+                        end = _DEFINITIONS_END.search(text, e)
+                        searched_from, found = e, end.start() if end is not None else n
+                        list_end = end.end() if end is not None else n + 1
+                    else:
+                        list_end = found_end
+                    found_end = list_end
             if e >= n:
                 break
             m = next_event(text, e)
@@ -336,11 +372,15 @@ def _sections(
             stack.append((level, crumb))
             has_h1 = has_h1 or level == 1
             head_end = known = e + 1 if e < n else n
-            start, known_para = head, -1
+            start, known_para, list_end = head, -1, n + 1
         if e >= n:
             break
         m = next_event(text, e)
         s = m.start() + 1 if m is not None else n + 1
+    if list_end < n:
+        append(new(Section, (start, head_end, list_end, crumb)))
+        start = head_end = list_end
+        crumb = stack[-1][1] if stack else ""
     sections.append(Section(start, head_end, n, crumb))
     if fm_title and not has_h1:
         sections = [
@@ -353,6 +393,24 @@ def _sections(
             for s in sections
         ]
     return sections
+
+
+def _term(text: str, para: int, s: int) -> str:
+    """The title of a definition list's entry whose term is the paragraph from `para` to the
+    line at `s` (a description): its lines as plain words, joined by commas; empty when the
+    paragraph is no term (a list item, a quote, a table, an earlier description, too long)."""
+    if s - para > _MAX_TERM_LINES * (MAX_TITLE_CHARS + 1):
+        return ""  # (bounded before it is split: a long paragraph of descriptions is no term)
+    lines = text[para : s - 1].split("\n")
+    if len(lines) > _MAX_TERM_LINES:
+        return ""
+    titles: list[str] = []
+    for line in lines:
+        stripped = line.strip()
+        if stripped[0] in ">|:" or _LIST_ITEM.match(stripped) is not None:
+            return ""
+        titles.append(plain_title(stripped))
+    return _title(", ".join(title for title in titles if title))
 
 
 def _paragraph(text: str, known: int, s: int, para: int, setext: bool) -> tuple[int, bool]:
