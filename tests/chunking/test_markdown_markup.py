@@ -327,6 +327,39 @@ def test_components_go_but_their_text_attributes_and_children_stay() -> None:
     ]
 
 
+def test_a_placeholder_written_as_a_tag_is_text() -> None:
+    # No attribute, not closing itself, never closed: a placeholder, as AWS's guides write them.
+    # A closing tag whose opening one stayed (it is no tag: `<Directory "/var">`) stays too.
+    text = (
+        "# Setup\n\nReplace *<Region>* with your Region, then <Version>3.2</Version>.\n\n"
+        '<Directory "/var/www/html">\n</Directory>\n'
+    )
+    assert chunks_of(text) == [
+        (
+            "Setup",
+            1,
+            6,
+            "# Setup\n\nReplace *<Region>* with your Region, then 3.2.\n\n"
+            '<Directory "/var/www/html">\n</Directory>',
+        )
+    ]
+
+
+def test_an_import_line_is_text_unless_the_page_uses_what_it_imports() -> None:
+    # Code pasted without a fence (a scraped page) stays; Docusaurus's imports go.
+    pasted = (
+        "# SDK\n\nimport Anthropic from '@anthropic-ai/sdk';\nconst client = new Anthropic();\n"
+    )
+    assert chunks_of(pasted) == [("SDK", 1, 4, pasted.rstrip("\n"))]
+    used = (
+        "# Page\n\nimport useBaseUrl from '@docusaurus/useBaseUrl';\n"
+        "import {A, B as Card} from './cards';\n\n<Card />\n<img src={useBaseUrl('/x.png')} />\n"
+    )
+    assert chunks_of(used) == [
+        ("Page", 1, 7, "# Page\n\n\n\n\n\n<img src={useBaseUrl('/x.png')} />")
+    ]
+
+
 def test_a_tag_over_several_lines_keeps_its_text_attributes() -> None:
     text = '# Team\n\n<VPTeamMembers\n  size="small"\n  title="Core team"\n/>\nText.\n'
     assert chunks_of(text) == [("Team", 1, 7, "# Team\n\n\n\nCore team\n\nText.")]
@@ -554,6 +587,12 @@ def test_breadcrumbs_are_plain_words() -> None:
         " > Since & logo *star*",
         "Using a library and the guide > Setext title with link",
     ]
+
+
+def test_an_anchor_right_after_a_title_goes_from_its_breadcrumb() -> None:
+    # AWS's guides end nearly every heading so; `Vec<T>` right after a word stays a type.
+    text = '# BatchGetItem<a name="API_BatchGetItem_v20111205"></a>\n\nText.\n## Vec<T>\n\nMore.\n'
+    assert [c.heading for c in check("api.md", text)] == ["BatchGetItem", "BatchGetItem > Vec<T>"]
 
 
 def test_code_keeps_its_characters_in_a_breadcrumb() -> None:

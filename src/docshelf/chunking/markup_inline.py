@@ -27,14 +27,15 @@ TEXT_ATTRIBUTES = frozenset({"title", "text", "label", "summary", "caption", "al
 VALUE = r"(?:\"[^\"\n]*+\"|'[^'\n]*+'|\{[^{}\n]*+(?:\{[^{}\n]*+\}[^{}\n]*+)*+\}|[^\s\"'=<>`{}/]++)"
 
 # A comment's start (group 1), or a whole component tag (a capitalised name, or a custom element's
-# kebab-case one; not right after a word: `Vec<T>` is a type) with its attributes (group 2):
+# kebab-case one; not right after a word: `Vec<T>` is a type): the slash of a closing tag (group
+# 2), its name (3), its attributes (4) and the slash of a self-closing one (5). Attributes are
 # strings, `{expressions}` one level deep, bare values, on one line or a few, never across a blank
 # line. All possessive: a tag that does not close fails without trying other splits. The search
 # starts with a literal, so the text between two `<` is skipped at C speed.
 _SEP = r"(?:[ \t]++\n?+|\n)[ \t]*+"
 ANGLE = re.compile(
-    r"<(?:(!--)|(?:/|(?<![\w<]<))(?:[A-Z][\w.]*+|[a-z][a-z0-9]*+(?:-[a-z0-9]++)++)"
-    rf"((?:{_SEP}[:@#]?+[A-Za-z_][\w.:-]*+(?:[ \t]*+=[ \t]*+{VALUE})?+)*+)(?:{_SEP})?+/?+>)"
+    r"<(?:(!--)|(?:(/)|(?<![\w<]<))([A-Z][\w.]*+|[a-z][a-z0-9]*+(?:-[a-z0-9]++)++)"
+    rf"((?:{_SEP}[:@#]?+[A-Za-z_][\w.:-]*+(?:[ \t]*+=[ \t]*+{VALUE})?+)*+)(?:{_SEP})?+(/?+)>)"
 )
 # A `{{` that may open a shortcode, an mdBook directive or a trimmed template action.
 BRACES = re.compile(r"\{\{[<%#-]")
@@ -78,6 +79,9 @@ class Finder:
         self.text, self.n = text, len(text)
         self.fences = fences
         self.cuts: list[Cut] = []
+        self.opened: set[str] = set()  # the names of the component tags cut so far
+        # By a tag's name, the last search for its closing tag: (searched from, found at).
+        self.closings: dict[str, tuple[int, int]] = {}
 
     def next_fence(self, p: int) -> int:
         """Where the first fence after offset `p` (outside fences) starts, or the end."""
@@ -119,13 +123,13 @@ class Finder:
                 continue
             if m.group(1) is None:  # a tag
                 stop = m.end()
-                if stop > fences[k] or self.in_code(p):
+                if stop > fences[k] or not self._component(m, stop) or self.in_code(p):
                     m = search(text, p + 1)
                     continue
                 if text.find("\n", p, stop) >= 0:
                     self.split(p, stop, True)
                 else:
-                    attributes = m.group(2)
+                    attributes = m.group(4)
                     cuts.append((p, stop, words_of(attributes) if "=" in attributes else ""))
                 m = search(text, stop)
                 continue
@@ -142,6 +146,23 @@ class Finder:
             else:
                 self.split(p, stop, False)
             m = search(text, stop)
+
+    def _component(self, m: re.Match[str], stop: int) -> bool:
+        """Whether the tag `m` (ending at `stop`) is a component's: one with attributes, or that
+        closes itself, or whose closing tag follows; a closing tag when its opening one was.
+        Else it is a placeholder written as a tag (`replace <Region> with`), which is text."""
+        name = m.group(3)
+        if m.group(2):
+            return name in self.opened
+        if not (m.group(4) or m.group(5)):
+            searched_from, found = self.closings.get(name, (sys.maxsize, -1))
+            if not (searched_from <= stop and (found < 0 or found >= stop)):
+                found = self.text.find(f"</{name}", stop)
+                self.closings[name] = (stop, found)
+            if found < 0:
+                return False
+        self.opened.add(name)
+        return True
 
     def _comment(self, p: int, end: int) -> bool:
         """Whether the comment opening at `p` and closing at `end` is one (not text)."""

@@ -45,8 +45,10 @@ _CODE_IMPORT = re.compile(r"[ \t]*+<<<[ \t]++\S.*+")
 _ALERT = re.compile(r"([ \t]*+(?:>[ \t]?+)++)[ \t]*+\[!([A-Za-z]++)\][+-]?+([ \t]*+)(.*+)")
 # (The names before `from` hold no quote, so the lazy run stops at the first one.)
 _ESM_IMPORT = re.compile(
-    r"import[ \t](?:[^\"'\n]*?[ \t]from[ \t]*+)?(?:\"[^\"\n]++\"|'[^'\n]++')[ \t]*+;?+[ \t]*+"
+    r"import[ \t](?:([^\"'\n]*?)[ \t]from[ \t]*+)?(?:\"[^\"\n]++\"|'[^'\n]++')[ \t]*+;?+[ \t]*+"
 )
+# The names an import binds (`X`, `{ A, B as C }`, `* as NS`), keywords left out.
+_IMPORTED = re.compile(r"(?<![\w$])(?!(?:as|type)(?![\w$]))[A-Za-z_$][\w$]*+")
 _RAW_START = re.compile(r"[ ]{0,3}+<(script|style)(?=[ \t>]|\n|\Z)", re.IGNORECASE)
 _RAW_END = {
     "script": re.compile(r"</script[ \t]*+>", re.IGNORECASE),
@@ -130,8 +132,8 @@ def read_lines(finder: Finder, lines: list[int]) -> tuple[Ruled, list[tuple[int,
                 if found is not None:
                     finder.hide(s, found.end())
                 continue
-        elif c == "i" and body != s:  # imports stand at the start of a line
-            continue
+        elif c == "i" and (body != s or not _used_import(text, s, e)):
+            continue  # an ESM import stands at a line's start, and the page uses what it imports
         starts.append(s)
         ends.append(e)
         if s < in_bodies:
@@ -143,6 +145,17 @@ def read_lines(finder: Finder, lines: list[int]) -> tuple[Ruled, list[tuple[int,
         if opened > in_bodies:
             in_bodies, opened = opened, 0
     return Ruled(starts, ends, news), bodies
+
+
+def _used_import(text: str, s: int, e: int) -> bool:
+    """Whether the line s..e is an ESM import whose names the page uses, as a tag (`<Tabs`) or in
+    an expression (`{useBaseUrl(`), as a page rendered as MDX does; a side effect's import
+    (`import './x.css'`) goes too. Else it is text: code pasted without a fence."""
+    m = _ESM_IMPORT.fullmatch(text, s, e)
+    if m is None:
+        return True  # no import: whatever the line is, its rule says
+    names = _IMPORTED.findall(m.group(1) or "")
+    return not names or any(f"<{name}" in text or f"{{{name}" in text for name in names)
 
 
 def _body(text: str, s: int, body: int, e: int, bodies: list[tuple[int, int]]) -> int:

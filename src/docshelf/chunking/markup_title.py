@@ -24,9 +24,10 @@ _TITLE_SHORTCODE = re.compile(
     r"\{\{<(?:/\*)?+([^{}]*?)(?:\*/)?+>\}\}|\{\{%(?:/\*)?+([^{}]*?)(?:\*/)?+%\}\}|\{\{[#-][^{}]*+\}\}"
 )
 _TITLE_COMMENT = re.compile(r"<!--.*?-->")
-# Any tag, plain HTML too (a breadcrumb is words), but a type's parameters: `Vec<T>`.
+# Any tag, plain HTML too (a breadcrumb is words), but a type's parameters: `Vec<T>`. Right after
+# a word, a tag with an attribute is one (`Step<a name="s1">`).
 _TITLE_TAG = re.compile(
-    r"(?:</|(?<![\w<])<)[A-Za-z][\w.-]*+"
+    r"(?:</|(?<![\w<])<|<(?=[A-Za-z][\w.-]*+[ \t]++[:@#]?+[A-Za-z_]))[A-Za-z][\w.-]*+"
     rf"((?:[ \t]++[:@#]?+[A-Za-z_][\w.:-]*+(?:[ \t]*+=[ \t]*+{VALUE})?+)*+)[ \t]*+/?+>"
 )
 _TITLE_CODE = re.compile(r"(`++)(.+?)\1")
