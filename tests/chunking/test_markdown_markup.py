@@ -277,6 +277,11 @@ def test_containers_become_their_title_words_or_empty_lines() -> None:
     ]
 
 
+def test_tabs_of_the_vitepress_tabs_plugin_become_their_titles() -> None:
+    text = "# T\n\n== not a tab\n\n::: tabs\n== npm\nA\n== pnpm\nB\n:::\n== after\n"
+    assert chunks_of(text) == [("T", 1, 11, "# T\n\n== not a tab\n\n\nnpm\nA\npnpm\nB\n\n== after")]
+
+
 def test_code_groups_and_tabs_containers_leave_only_their_code() -> None:
     text = (
         "# Install\n"

@@ -27,7 +27,9 @@ MAX_CONTAINER_COLUMNS = 16 * CONTAINER_INDENT
 # A line that may be line-level markup, for the section scanner to visit (after the newline):
 # an admonition, a tab, a container, a snippet, a code import (indented; at most three spaces it
 # is an HTML-like line the scanner visits anyway), an alert, an ESM import.
-MARKUP_LINE_PATTERN = r"[ \t]*+(?:!!!|\?\?\?|===|:::|--8<--|<<<[ \t]|>[ \t>]*+\[!)|import[ \t]"
+MARKUP_LINE_PATTERN = (
+    r"[ \t]*+(?:!!!|\?\?\?|==(?:=|[ \t])|:::|--8<--|<<<[ \t]|>[ \t>]*+\[!)|import[ \t]"
+)
 # The characters such a line may start with (for a character class).
 MARKUP_LINE_STARTS = " \\t!?=:<>i"
 
@@ -36,6 +38,8 @@ _ADMONITION = re.compile(
     r"([ \t]*+)(?:!!!|\?\?\?\+?+)(?:[ \t]++[\w-]++)*+(?:[ \t]++\"([^\"\n]*+)\")?+[ \t]*+"
 )
 _TAB = re.compile(r"([ \t]*+)===[!+]?+[ \t]++\"([^\"\n]*+)\"[ \t]*+")
+# A tab of vitepress-plugin-tabs, inside a `::: tabs` container: `== Title`.
+_PLUGIN_TAB = re.compile(r"==[ \t]++(\S.*?)[ \t]*+")
 _CONTAINER = re.compile(r"[ \t]*+:{3,}+[ \t]*+([\w-]*+)(.*+)")
 _SNIPPET = re.compile(
     r"[ \t]*+--8<--[ \t]*+(?:\"[^\"\n]*+\"|'[^'\n]*+'|\[(?:start|end):[^\]\n]*+\])?+[ \t]*+"
@@ -85,6 +89,7 @@ def read_lines(finder: Finder, lines: list[int]) -> tuple[Ruled, list[tuple[int,
     bodies: list[tuple[int, int]] = []
     in_bodies = 0  # the lines before it may be in a body
     opened = 0  # where the body of the line just read ends
+    tabs = False  # inside a `::: tabs` container (vitepress-plugin-tabs)
     find = text.find
     for s in lines:
         e = find("\n", s)
@@ -111,8 +116,14 @@ def read_lines(finder: Finder, lines: list[int]) -> tuple[Ruled, list[tuple[int,
         if c == ":" and s >= in_bodies and (m := _CONTAINER.fullmatch(text, s, e)) is not None:
             starts.append(s)  # a container: its title words are shorter than the line
             ends.append(e)
-            rest = m.group(2)
-            news.append(_container_title(m.group(1), rest) if rest else "")
+            kind, rest = m.groups()
+            news.append(_container_title(kind, rest) if rest else "")
+            tabs = kind == "tabs" or (tabs and bool(kind or rest.strip()))
+            continue
+        if tabs and c == "=" and body == s and (m := _PLUGIN_TAB.fullmatch(text, s, e)):
+            starts.append(s)  # a tab inside `::: tabs`: its title
+            ends.append(e)
+            news.append(m.group(1))
             continue
         if c in "!?=":
             if not (_ADMONITION.fullmatch(text, s, e) or _TAB.fullmatch(text, s, e)):
