@@ -8,7 +8,9 @@ Run it from the repository root (after `make reference-parsers`) with
 
 Per file, the reference parser (docutils, remark-mdx, Asciidoctor, through the scripts in
 tests/reference/) names the sections that hold content; a file's agreement is the share of those
-titles among the last crumbs of docshelf's chunks, compared as words (tests/chunking/reference.py).
+titles among the last crumbs of docshelf's chunks, compared as words (tests/chunking/reference.py);
+an AsciiDoc chunk is named by the title it sits under, since a description list's items are
+docshelf's sections (reference entries), not Asciidoctor's.
 The table gives the average over the files of each tree, the worst file, and the average on the
 half the chunker was tuned on and on the half held back to check it (reStructuredText: tuned on
 requests, checked on pytest; MDX and AsciiDoc: the first half of the files by path, then the
@@ -22,7 +24,9 @@ import argparse
 import json
 import subprocess
 import sys
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 # The reference helpers live with the tests, one folder up from here.
@@ -31,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.chunking import reference
 
 from docshelf.chunking import Chunk, split_markdown
-from docshelf.chunking.asciidoc import split_asciidoc
+from docshelf.chunking.asciidoc import outline_asciidoc, split_asciidoc
 from docshelf.chunking.mdx import split_mdx
 from docshelf.chunking.rst import split_rst
 from report import markdown_table
@@ -61,6 +65,23 @@ def _asciidoc(files: list[Path]) -> dict[str, list[str]]:
         path: [html.unescape(tag.sub("", t)) for t in titles["content"]]
         for path, titles in found.items()
     }
+
+
+def _asciidoc_under_titles(path: str, text: str) -> list[Chunk]:
+    """split_asciidoc's chunks, each named by the title it sits under: a description list's
+    items are sections of docshelf's (reference entries), not Asciidoctor's, so a chunk inside
+    one keeps the breadcrumb of the section of outline_asciidoc(entries=False) that holds its
+    first line, and only titles are compared."""
+    titles = outline_asciidoc(text, entries=False)
+    starts, line, at = [], 0, 0  # the first line of each title's section
+    for section in titles.sections:
+        line += titles.text.count("\n", at, section.start)
+        at = section.start
+        starts.append(line)
+    return [
+        replace(c, heading=titles.sections[bisect_right(starts, c.start_line - 1) - 1].heading)
+        for c in split_asciidoc(path, text)
+    ]
 
 
 def _run(command: list[str]) -> str:
@@ -104,7 +125,7 @@ SETS: list[
         [("asciidoctor-pdf", "asciidoctor-pdf/docs", ".adoc")],
         lambda paths: [i < len(paths) // 2 for i in range(len(paths))],
         _asciidoc,
-        split_asciidoc,
+        _asciidoc_under_titles,
     ),
 ]
 

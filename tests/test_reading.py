@@ -545,6 +545,9 @@ def is_heading_line(kind: str, lines: list[str], i: int) -> bool:
             return True
         return bool(_UNDERLINE.match(line) or (following and _UNDERLINE.match(following[0])))
     if kind == "asciidoc":
+        # A title, or a reference entry: a description list's term (`key:: text`, `key;;`).
+        if re.match(r"\s*\S(?:.*?\S)?(?::{2,4}|;;)(?:\s|$)", line):
+            return True
         while _ADOC_ATTRIBUTE.match(line) and following:
             line, following = following[0], following[1:]
         return bool(re.match(r"[=#]{1,6}\s+\S", line))

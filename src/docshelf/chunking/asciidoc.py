@@ -37,6 +37,9 @@ Constraints:
   lines that shows (the title itself when none does); a block title is never a section title.
 - A breadcrumb's titles are plain words (asciidoc_inline.plain_title), with {name} references
   resolved by the attribute entries defined above the title.
+- A description list's items are reference entries (found in asciidoc_blocks.py): sections below
+  every title level, named by their terms, merged with the titles here; the text after a list is
+  a section of its own named as the title or entry the list sits in.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from docshelf.chunking.asciidoc_blocks import (
     REGION,
     VERBATIM_PARAGRAPH,
     BlockScanner,
+    Entry,
 )
 from docshelf.chunking.asciidoc_inline import (
     TITLE_INPUT_CHARS,
@@ -78,7 +82,7 @@ from docshelf.chunking.asciidoc_lines import (
     source_language,
 )
 from docshelf.chunking.markdown import Chunk
-from docshelf.chunking.outline import Outline, outline, split_outline
+from docshelf.chunking.outline import Heading, Outline, outline, split_outline
 from docshelf.chunking.text import prepare
 
 # First characters of a line that may end a paragraph or be more than its text: a comment, an
@@ -104,20 +108,64 @@ _CONDITIONAL_TEXT = re.compile(r"ifn?def::[^\s\[]*+\[(.+)\]")
 _ANY_BLOCK_MACRO = re.compile(r"[a-zA-Z][\w-]*+::[^\s\[]*+\[.*\]")
 _REVISION_COMMA = re.compile(r",(?!:)")
 _CONTINUATIONS = (" \\", " +")
+# An entry's level: below every title's (Asciidoctor's deepest, "======", is 5), so that any
+# title after an entry ends it; an entry inside another is one deeper.
+_ENTRY_LEVEL = 6
 
 
 def split_asciidoc(path: str, text: str) -> list[Chunk]:
-    """Cut an AsciiDoc file into chunks: one section per section title, sections without a body
-    dropped, each kept section packed into pieces of at most MAX_CHUNK_BYTES bytes of UTF-8."""
+    """Cut an AsciiDoc file into chunks: one section per section title and per reference entry
+    (and one for the text after a description list, under the title or entry it sits in),
+    sections without a body dropped, each kept section packed into pieces of at most
+    MAX_CHUNK_BYTES bytes of UTF-8."""
     return split_outline(path, outline_asciidoc(text))
 
 
-def outline_asciidoc(text: str) -> Outline:
-    """The visible lines and the sections of an AsciiDoc file (raw text, prepared here)."""
+def outline_asciidoc(text: str, *, entries: bool = True, resume: bool = True) -> Outline:
+    """The visible lines and the sections of an AsciiDoc file (raw text, prepared here): its
+    titles' and its reference entries' (the chunks'). The text after a description list is a
+    section of its own, named as the title or entry the list sits in; with `resume` False, it
+    stays in the last entry's section, as an outline of headings would list it (a section named
+    as its parent is no heading). With `entries` False, the sections are the titles alone (the
+    sections Asciidoctor sees)."""
     scanner = _Scanner(prepare(text).split("\n"))
     scanner.run()
     take_out_inline_markup(scanner.visible, scanner.marked)
-    return outline(scanner.visible, scanner.headings)
+    headings = scanner.headings
+    if entries and scanner.entries:
+        headings = _with_entries(headings, scanner.entries, scanner.visible, resume)
+    return outline(scanner.visible, headings)
+
+
+def _with_entries(
+    titles: list[Heading], entries: list[Entry], visible: list[str], resume: bool
+) -> list[Heading]:
+    """The titles' headings with the entries' among them (both in line order), an entry below
+    every title level and one deeper for each entry it sits in, so that it nests under the title
+    above it and any title ends it. A term alone on its line is its entry's heading, unless
+    nothing shows after it in its section: then it is the entry's text."""
+    merged: list[Heading] = []
+    append = merged.append
+    at, count = 0, len(titles)
+    for line, body, depth, name in entries:
+        if not name and not resume:
+            continue
+        while at < count and titles[at][0] < line:
+            append(titles[at])
+            at += 1
+        append((line, body, _ENTRY_LEVEL + depth, name))
+    merged.extend(titles[at:])
+    last = len(visible)
+    kept: list[Heading] = []
+    for k, (line, body, level, name) in enumerate(merged):
+        shows = True
+        if level >= _ENTRY_LEVEL:
+            end = merged[k + 1][0] if k + 1 < len(merged) else last
+            shows = any(shown.strip() for shown in visible[body:end])
+            if not (shows or name):
+                continue  # a resume that nothing shows in: its blank lines stay above
+        kept.append((line, body if shows else line, level, name))
+    return kept
 
 
 class _Scanner(BlockScanner):
@@ -208,8 +256,9 @@ class _Scanner(BlockScanner):
             self.continued, self.wants_text = False, self._item(i, s)
         elif self.continued:  # the line belongs to the list item, a block's first line included
             if terminator is not None:
-                self._open(i, terminator, "", attached=True, language=self.language)
-                self.language = None
+                style = "tabs" if self.attached_tabs else ""
+                self._open(i, terminator, style, attached=True, language=self.language)
+                self.language, self.attached_tabs = None, False
             elif s[0] in " \t":
                 self._open(i, REGION, "", attached=True)
                 self.mode, self.literal = PARAGRAPH, True
@@ -220,9 +269,11 @@ class _Scanner(BlockScanner):
             elif _BLOCK_TITLE.match(s):
                 self.visible[i] = s[1:]
             elif is_attribute_line(s):
-                self._attribute_line(i, s)
+                style = self._attribute_line(i, s)
+                self.attached_tabs = self.attached_tabs or style == "tabs"
             else:
                 self.continued, self.wants_text, self.language = False, self._item(i, s), None
+                self.attached_tabs = False
                 if s.endswith("]") and _ANY_BLOCK_MACRO.fullmatch(s):
                     self.visible[i] = macro_words(s)  # a block macro attached to the item
             return i + 1
@@ -302,6 +353,11 @@ class _Scanner(BlockScanner):
         if title is not None and not discrete and not self.stack:
             return self._heading(i, title)
         meta = self.meta_start if self.meta_start >= 0 else i
+        if self.named:  # a block starts: the entries of the lists at its depth end
+            start = meta
+            while start < i and not self.visible[start].strip():
+                start += 1
+            self._resume(start, len(self.stack))
         self.meta_start, self.style, self.block_title, self.started = -1, "", False, True
         self.language = None
         terminator = delimiter(s) if s[:2] in DELIMITER_HEADS else None
@@ -357,6 +413,10 @@ class _Scanner(BlockScanner):
             start += 1  # metadata that shows nothing: the section starts at what shows
         body = i + count
         self.headings.append((start, body, level, plain_title(text, self.attributes)))
+        self.terms.clear()  # a title ends every entry
+        self.named = 0
+        while self.entries and self.entries[-1][0] >= start and not self.entries[-1][3]:
+            self.entries.pop()  # a resume that no text follows
         document_title = level == 0 and not self.started and not self.block_title
         self.meta_start, self.style, self.block_title, self.started = -1, "", False, True
         self.language = None

@@ -12,6 +12,13 @@ Constraints:
   read in one loop, not a call for each: a preprocessor directive shows as nothing (in a listing
   too), a comment block's lines and a table's comment lines show as nothing, the others as they
   are (a table's cells are prose, marked for inline markup).
+- A description list's items are reference entries (asciidoc.py merges them with the titles):
+  an item's term starts a section named by the term as plain words, nested one deeper for each
+  entry it sits in (a term of another mark in the same list, or a list in a block attached to
+  an entry); a sibling's term, or a block after the list that is no part of the item (a
+  paragraph, a delimited block, another list), ends it, and the text after it resumes under the
+  title or entry the list sits in. The items of a description list inside a [tabs] block are
+  tabs, not entries.
 - Code stays code: a listing's or a literal block's delimiters show as a Markdown fence, the
   opening one with the language of its source attribute line ("```java" of "[source,java]" and
   "----"), longer than any run of backticks its lines start with; a block of code that shows no
@@ -25,6 +32,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from docshelf.chunking.asciidoc_inline import plain_title
 from docshelf.chunking.asciidoc_lines import (
     COMMENT,
     COMPOUND,
@@ -53,6 +61,12 @@ _LANGUAGE = re.compile(r"[\w+#.-]+")
 # Preprocessor lines, read even inside a verbatim block: a conditional or an include directive.
 _DIRECTIVE = re.compile(r"(?:ifn?def|endif)::[^\s\[]*+\[\]|ifeval::\[.+\]|include::[^\[]*+\[.*\]")
 
+# A reference entry, a description list's item, by 0-based line indexes: (the term's line, the
+# line after its heading (the term's line itself when its text follows the term on it), how many
+# entries it sits in, its name); one without a name is where the text after a list resumes under
+# the title or entry its list sits in, that many entries deep. A plain tuple, as outline.Heading is.
+Entry = tuple[int, int, int, str]
+
 # The scanner's state between blocks: at a block boundary, in a paragraph (or a list item's
 # text), after a blank line in a list, in a verbatim paragraph, in a [comment] paragraph.
 BOUNDARY, PARAGRAPH, LIST_GAP, VERBATIM_PARAGRAPH, COMMENT_PARAGRAPH = range(5)
@@ -71,6 +85,7 @@ class _Open(NamedTuple):
     marker: str  # the marker of the list it is attached to
     fence: str  # a block of code: the Markdown fence its delimiters show as; "" for none
     line: int  # its opening line
+    tabs: bool  # a [tabs] block: its description list's terms are tab labels, not entries
 
 
 class BlockScanner:
@@ -103,6 +118,12 @@ class BlockScanner:
         self.compound = False
         self.started = False  # a block or a section came: a level-0 title is no document title
         self.marked: list[int] = []  # lines of prose that may hold inline markup ("[", "<<")
+        self.entries: list[Entry] = []  # the reference entries and the resumes, in line order
+        # The open entries, innermost last: (the depth of the stack where its list is, its mark).
+        self.terms: list[tuple[int, str]] = []
+        self.named = 0  # how many entries the text under way sits in (its breadcrumb names)
+        self.attached_tabs = False  # a [tabs] attribute line waits for an attached block
+        self.tabs = 0  # how many open blocks are [tabs] blocks
 
     def _in_block(self, i: int, s: str) -> int:
         """Read the line at `i` inside a delimited block: a closing line (its own or an outer
@@ -164,16 +185,49 @@ class BlockScanner:
 
     def _item(self, i: int, s: str) -> bool:
         """Show the line at `i` of a list without a description list's mark ("Java" of the tab
-        label "Java::", "term: text" of "term:: text"); whether it is a term without text."""
+        label "Java::", "term: text" of "term:: text"), and note a term as an entry; whether it
+        is a term without text."""
         mark = term_mark(s)
         if mark is None or LIST_ITEM.match(s) is not None:
             return False
         at, end = mark.span()
+        if s[at - 1] not in " \t" and not self.tabs:
+            self._entry_term(i, s, at, end)
         if end == len(s):
             self.visible[i] = s[:at].rstrip(" \t")
             return True
         self.visible[i] = s[:at] + (":" if s[at] == ":" else "") + s[end:]
         return False
+
+    def _entry_term(self, i: int, s: str, at: int, end: int) -> None:
+        """Note the term at `i` (its mark from `at` to `end`) as an entry: a sibling of the open
+        entry of its mark in its list, which it ends with those inside it; else one deeper."""
+        depth, mark, terms = len(self.stack), s[at:end], self.terms
+        while terms and terms[-1][0] > depth:
+            terms.pop()  # entries of lists in blocks that have closed
+        for k in range(len(terms) - 1, -1, -1):
+            if terms[k][0] < depth:
+                break  # the entries of an outer list
+            if terms[k][1] == mark:
+                del terms[k:]
+                break
+        terms.append((depth, mark))
+        term = s[:at].strip(" \t")
+        if self.entries and self.entries[-1][0] >= i and not self.entries[-1][3]:
+            self.entries.pop()  # a resume at this line: the entry starts here instead
+        body = i if end < len(s) else i + 1
+        self.entries.append((i, body, len(terms) - 1, plain_title(term, self.attributes) or term))
+        self.named = len(terms)
+
+    def _resume(self, i: int, depth: int) -> None:
+        """End the entries of the lists at `depth` of the stack or deeper, and those of lists in
+        blocks that have closed: the text from `i` on resumes under what they sit in."""
+        terms = self.terms
+        while terms and terms[-1][0] >= depth:
+            terms.pop()
+        if len(terms) < self.named:
+            self.named = len(terms)
+            self.entries.append((i, i, self.named, ""))
 
     def _open(
         self, i: int, terminator: str, style: str, attached: bool, language: str | None = None
@@ -199,7 +253,9 @@ class BlockScanner:
         else:
             self.visible[i] = ""
         self.open_at[terminator] = len(self.stack)
-        self.stack.append(_Open(terminator, kind, attached, self.marker, fence, i))
+        tabs = style == "tabs"
+        self.tabs += tabs
+        self.stack.append(_Open(terminator, kind, attached, self.marker, fence, i, tabs))
         self.mode, self.in_list, self.continued = BOUNDARY, False, False
         self.compound = kind == COMPOUND and REGION not in self.open_at
 
@@ -228,6 +284,7 @@ class BlockScanner:
         closing = self.stack[k]
         for inner in self.stack[k:]:
             del self.open_at[inner.terminator]
+            self.tabs -= inner.tabs
         del self.stack[k:]
         self.compound = (
             bool(self.stack) and self.stack[-1].kind == COMPOUND and REGION not in self.open_at
@@ -235,5 +292,7 @@ class BlockScanner:
         self.mode = PARAGRAPH if closing.attached else BOUNDARY
         self.in_list, self.continued, self.literal, self.gap = closing.attached, False, False, 0
         self.marker = closing.marker if closing.attached else self.marker
+        if closing.attached:  # the item goes on: entries of lists in the block end
+            self._resume(i if closing.terminator == REGION else i + 1, len(self.stack) + 1)
         if closing.kind != COMMENT:  # a comment block's neighbours keep their metadata
             self.meta_start, self.style, self.block_title = -1, "", False

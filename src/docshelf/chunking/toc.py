@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable
+from functools import partial
 from typing import NamedTuple
 
 from docshelf.chunking.asciidoc import outline_asciidoc
@@ -88,5 +89,7 @@ def file_toc(text: str, kind: str) -> list[TocEntry]:
 _OUTLINES: dict[str, Callable[[str], Outline]] = {
     "mdx": outline_mdx,
     "rst": outline_rst,
-    "asciidoc": outline_asciidoc,
+    # The text after a description list stays in its last entry's section: an outline lists
+    # headings, and that text's section (named as the title the list sits in) is none.
+    "asciidoc": partial(outline_asciidoc, resume=False),
 }
