@@ -463,6 +463,16 @@ def test_a_heading_title_with_the_breadcrumb_separator_keeps_its_title_and_depth
     ]
 
 
+def test_definition_list_entries_are_in_the_outline_below_their_heading() -> None:
+    text = "# Figure\n\n## Arguments\n\n`src`\n: The source.\n\n`alt`\n: The text.\n\nAfter.\n"
+    assert file_toc(text, "markdown") == [
+        TocEntry(1, "Figure", 1, 11),
+        TocEntry(2, "Arguments", 3, 11),
+        TocEntry(3, "src", 5, 7),
+        TocEntry(3, "alt", 8, 11),
+    ]
+
+
 RST = """\
 =====
 Title

@@ -37,7 +37,10 @@ def file_toc(text: str, kind: str) -> list[TocEntry]:
         kind = "rst"
     if kind == "markdown":
         body = prepare(text)
-        sections = _sections(body)
+        # Headings and definition lists' entries; not the text after a list, which is its
+        # heading's again (a section with no heading line of its own).
+        found = _sections(body, entries=True)
+        sections = found[:1] + [s for s in found[1:] if s.body_start > s.start]
     elif kind in _OUTLINES:
         body, sections = _OUTLINES[kind](text)
     else:
