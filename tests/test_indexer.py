@@ -4,6 +4,7 @@ in order, pins and pruning, and faults that leave the previous ref serving."""
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import signal
 import subprocess
@@ -19,6 +20,7 @@ import numpy as np
 import pytest
 
 from docshelf import indexer as indexer_module
+from docshelf.config import DOCS_READING
 from docshelf.errors import IndexingError, StoreError, WorkspaceError
 from docshelf.indexer import Indexer, Progress, content_hash, file_chunks
 from docshelf.stores import SQLiteStore, bm25, open_store
@@ -632,6 +634,26 @@ def test_a_source_with_no_docs_named_reads_those_its_current_ref_was_indexed_wit
     assert (replaced.roots, replaced.files) == (("guides",), 1)
     assert Indexer(store, embedder, plain).index("c2").roots == ("guides",)
     assert plain.read_with == [told]
+
+
+def test_a_ref_indexed_by_another_reading_of_docs_is_indexed_again_keeping_its_vectors(
+    store: Store, source: MemorySource, embedder: FakeEmbedder
+) -> None:
+    source.add("c1", two_files())
+    indexer = Indexer(store, embedder, source)
+    first = indexer.index("c1")
+    assert first.embedded > 0
+    # As an older docshelf stored it: the same selection, without the reading's version.
+    stored = json.loads(store.selection("ws", "c1") or "")
+    assert stored.pop("reading") == DOCS_READING
+    store.set_selection("ws", "c1", json.dumps(stored, separators=(",", ":")))
+    upgraded = Indexer(store, embedder, source).index("c1")
+    assert not upgraded.already_indexed and (upgraded.embedded, upgraded.reused) == (
+        0,
+        first.embedded,
+    )
+    assert store.selection("ws", "c1") == Selection().key
+    assert Indexer(store, embedder, source).index("c1").already_indexed
 
 
 def test_a_stored_selection_that_cannot_be_read_fails_the_run_and_the_previous_ref_serves(

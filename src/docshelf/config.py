@@ -103,6 +103,12 @@ GIT_TIMEOUT_SECONDS = 120.0
 # Seconds a clone or a fetch may take: these move a whole repository over the network.
 GIT_FETCH_TIMEOUT_SECONDS = 600.0
 
+# How this version reads a commit's docs into chunks (discovery, includes, visible text, sections).
+# Stored with each indexed ref's selection: a ref indexed by another reading is indexed again on
+# the next run (its unchanged chunks keep their vectors). Raise it when a change gives one commit
+# other chunks. 2: docs sites read as their generator means them.
+DOCS_READING = 2
+
 # A heading's title in the breadcrumb is cut after this many characters: the breadcrumb labels a
 # chunk and prefixes its embedding input; the full heading line stays in the chunk's content.
 MAX_TITLE_CHARS = 200

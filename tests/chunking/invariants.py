@@ -9,7 +9,7 @@ from itertools import pairwise
 
 from docshelf.chunking import Chunk, TextChunk
 from docshelf.chunking.fences import Fence, fence_closes, fence_open, looks_like_fence
-from docshelf.chunking.markdown import _front_matter, _sections, visible_markdown
+from docshelf.chunking.markdown import _front_matter, _visible_sections, visible_markdown
 from docshelf.chunking.outline import Outline
 from docshelf.chunking.text import prepare, utf8_size
 from docshelf.config import MAX_CHUNK_BYTES, OVERLAP_BYTES
@@ -28,8 +28,9 @@ class SectionLines:
 
 
 def section_lines(text: str) -> list[SectionLines]:
-    """The chunker's sections, with line indexes instead of offsets."""
-    text = prepare(text)
+    """The chunker's sections, with line indexes instead of offsets (of the visible text, whose
+    lines are the file's one for one)."""
+    text, sections = _visible_sections("page.md", prepare(text))
     n, count = len(text), text.count("\n") + 1
 
     def index(offset: int) -> int:
@@ -38,8 +39,7 @@ def section_lines(text: str) -> list[SectionLines]:
         return text.count("\n", 0, offset)
 
     return [
-        SectionLines(index(s.start), index(s.body_start), index(s.end), s.heading)
-        for s in _sections(text, entries=True)
+        SectionLines(index(s.start), index(s.body_start), index(s.end), s.heading) for s in sections
     ]
 
 

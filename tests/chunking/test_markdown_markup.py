@@ -558,6 +558,31 @@ def test_front_matter_stays_out_of_the_chunks_and_its_title_tops_the_breadcrumb(
     ]
 
 
+def test_a_front_matter_description_is_the_pages_lead_on_its_own_line() -> None:
+    # Hugo's docs show it under the title; its words are the page's summary.
+    text = (
+        "---\ntitle: strings.Truncate\n"
+        "description: 'Truncates a string to a maximum length without cutting words.'\n"
+        "keywords: []\n---\n\nIntro.\n\n# Usage\n\nText.\n"
+    )
+    assert chunks_of(text) == [
+        (
+            "strings.Truncate",
+            3,
+            7,
+            "Truncates a string to a maximum length without cutting words.\n\n\n\nIntro.",
+        ),
+        ("Usage", 9, 11, "# Usage\n\nText."),
+    ]
+    folded = "---\ndescription: >-\n  Folded words\n  and more.\ntags: [a]\n---\n## Use\n\nText.\n"
+    assert chunks_of(folded) == [
+        ("", 3, 4, "Folded words\nand more."),
+        ("Use", 7, 9, "## Use\n\nText."),
+    ]
+    nested = "---\nparams:\n  description: not the page's\n---\n# T\n\nText.\n"
+    assert chunks_of(nested) == [("T", 5, 7, "# T\n\nText.")]
+
+
 # --- breadcrumbs ----------------------------------------------------------------------------------
 
 

@@ -189,3 +189,16 @@ def test_the_words_of_a_real_pages_tags_are_kept(shared_data: Path) -> None:
     text = page.read_text(encoding="utf-8")
     shown = outline_mdx(text).text
     assert ":::info Legacy Fake Timers" in text and "Legacy Fake Timers" in shown
+
+
+def test_a_front_matter_description_is_the_pages_lead_on_its_own_line() -> None:
+    text = (
+        '---\ntitle: Quickstart\ndescription: "Install it and index a repository."\n---\n\n'
+        "import X from './x.mdx'\n\nIntro.\n\n# Install\n\nText.\n"
+    )
+    assert chunks_of(text) == [
+        ("Quickstart", 3, 8, "Install it and index a repository.\n\n\n\n\nIntro."),
+        ("Install", 10, 12, "# Install\n\nText."),
+    ]
+    folded = "---\ndescription: |\n  Two lines\n  of lead.\n---\n## A\n\nText.\n"
+    assert chunks_of(folded) == [("", 3, 4, "Two lines\nof lead."), ("A", 6, 8, "## A\n\nText.")]

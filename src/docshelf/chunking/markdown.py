@@ -62,6 +62,7 @@ _HTML_RAW_END = re.compile(r"</(?:pre|script|style|textarea)>", re.IGNORECASE)
 _HTML_LONE_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:[ \t][^<>]*)?/?>[ \t]*")
 _FRONT_MATTER_END = re.compile(r"\n(?:---|\.\.\.)[^\S\n]*(?=\n|\Z)")
 _FRONT_MATTER_TITLE = re.compile(r"^title[ \t]*:(.*)$", re.MULTILINE)
+_FRONT_MATTER_DESCRIPTION = re.compile(r"^description[ \t]*:(.*)$", re.MULTILINE)
 # A line front matter cannot hold: not blank, indented, a comment, a list item or "key:".
 _NOT_YAML = re.compile(
     r"\n(?![ \t#]|-(?:[ \t]|(?=\n|\Z))|[^\s:][^:\n]*:(?:[ \t]|(?=\n|\Z))|[^\S\n]*(?=\n|\Z))"
@@ -159,10 +160,17 @@ def visible_markdown(path: str, text: str) -> str:
 
 
 def _visible_sections(path: str, text: str) -> tuple[str, list[Section]]:
-    """The visible text of a prepared text and its sections, cut where the text's are."""
+    """The visible text of a prepared text and its sections, cut where the text's are. Front
+    matter shows its description (markdown._lead), as the page's first text."""
     fences: list[int] = []
     lines: list[int] = []
-    sections = _sections(text, fences, lines, entries=True)
+    front = None
+    if text.startswith("---"):
+        end, title = _front_matter(text)
+        lead = _lead(text, end) if end else None
+        if lead is not None:
+            text, front = lead + text[end:], (0, title)
+    sections = _sections(text, fences, lines, entries=True, front=front)
     fences.append(len(text))
     found = visible_text(text, fences, lines, sections, path.endswith(_TEMPLATE_SUFFIX))
     return found if found is not None else (text, sections)
@@ -219,6 +227,49 @@ def _front_matter(text: str) -> tuple[int, str]:
     return end, _title(_unquote(title.group(1).strip())) if title else ""
 
 
+def _lead(text: str, end: int) -> str | None:
+    """The front matter text[:end] as a page shows it when it has a top-level description: every
+    line empty but the description's words (front_matter_lead). None without one."""
+    pieces = front_matter_lead(text, end)
+    if not pieces:
+        return None
+    parts: list[str] = []
+    at = 0
+    for a, b in pieces:
+        parts += ("\n" * text.count("\n", at, a), text[a:b])
+        at = b
+    parts.append("\n" * text.count("\n", at, end))
+    return "".join(parts)
+
+
+def front_matter_lead(text: str, end: int) -> list[tuple[int, int]]:
+    """The words of the top-level `description:` of the front matter text[:end], which Hugo's
+    docs theme shows as the page's lead and search engines as its summary: its value (unquoted)
+    or a block scalar's lines (`>-`, `|`), each as (start, end) on one line, in order."""
+    m = _FRONT_MATTER_DESCRIPTION.search(text, 0, end)
+    if m is None:
+        return []
+    a, b = m.span(1)
+    while a < b and text[a] in " \t":
+        a += 1
+    while b > a and text[b - 1] in " \t":
+        b -= 1
+    if text[a:b].rstrip("+-") not in {">", "|"}:
+        if b - a >= 2 and text[a] == text[b - 1] and text[a] in "\"'":
+            a, b = a + 1, b - 1
+        return [(a, b)] if text[a:b].strip() else []
+    pieces = []
+    line = b + 1
+    while line < end and text[line] in " \t":  # the block's lines are indented
+        stop = text.find("\n", line, end)
+        stop = stop if stop >= 0 else end
+        first = len(text[line:stop]) - len(text[line:stop].lstrip(" \t")) + line
+        if first < stop:
+            pieces.append((first, len(text[first:stop].rstrip(" \t")) + first))
+        line = stop + 1
+    return pieces
+
+
 def _unquote(value: str) -> str:
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
         return value[1:-1].strip()
@@ -249,6 +300,7 @@ def _sections(
     fences: list[int] | None = None,
     lines: list[int] | None = None,
     entries: bool = False,
+    front: tuple[int, str] | None = None,
 ) -> list[Section]:
     """Split the text at ATX and setext headings outside fences and HTML blocks, with each
     section's breadcrumb (plain words). `fences`, when given, gets each fenced code block's start
@@ -256,7 +308,8 @@ def _sections(
     outside fences and HTML blocks, that may be a site generator's markup (markup.visible_text).
     With `entries`, a definition list's entries (a term, then `: description`) are sections too,
     one level below the heading they sit under, named by the term; the text after the list goes
-    back to that heading's section.
+    back to that heading's section. `front`: where the body starts and the front matter's
+    title, when the caller read them (and took the front matter out).
 
     Only the lines that can start a heading, a fence or an HTML block are visited: a regular
     expression finds the next one, and fences and HTML blocks are jumped over by searching for
@@ -264,7 +317,7 @@ def _sections(
     is worked out only when such a line asks, from the lines since the last one that did.
     """
     n = len(text)
-    body_start, fm_title = _front_matter(text)
+    body_start, fm_title = _front_matter(text) if front is None else front
     if fm_title:
         fm_title = plain_title(fm_title)
     sections: list[Section] = []
@@ -392,6 +445,8 @@ def _sections(
             )
             for s in sections
         ]
+    elif fm_title and front is not None:  # the page's lead, before its first heading
+        sections[0] = sections[0]._replace(heading=fm_title)
     return sections
 
 

@@ -42,7 +42,7 @@ from bisect import bisect_right
 
 from docshelf.chunking.fences import fence_open
 from docshelf.chunking.javascript import Lexer
-from docshelf.chunking.markdown import Chunk, _front_matter
+from docshelf.chunking.markdown import Chunk, _front_matter, _title, front_matter_lead
 from docshelf.chunking.mdx_outline import ATX, build_outline
 from docshelf.chunking.mdx_tags import (
     ATTRIBUTES,
@@ -124,10 +124,26 @@ class _Reader:
 
     def outline(self) -> Outline:
         top, body = self._front_matter()
+        lead = front_matter_lead(self.text, body) if body else []
         if body:
-            self.blank.append((0, body - 1))
+            at = 0  # the front matter shows its description's words only (its lead)
+            for a, b in lead:
+                line = self.text.rfind("\n", 0, a) + 1
+                if line > at:
+                    self.blank.append((at, line - 1))
+                self.spans.append((line, a, True))
+                stop = self.text.find("\n", b)
+                stop = stop if 0 <= stop < body else body
+                if stop > b:
+                    self.spans.append((b, stop, True))
+                at = stop + 1
+            if at < body:
+                self.blank.append((at, body - 1))
         self._blocks(body)
-        return build_outline(self.text, self.spans, self.blank, self.flow, top)
+        found = build_outline(self.text, self.spans, self.blank, self.flow, top)
+        if lead and top and not found.sections[0].heading:  # the lead is the titled page's
+            found.sections[0] = found.sections[0]._replace(heading=_title(" ".join(top.split())))
+        return found
 
     def _front_matter(self) -> tuple[str, int]:
         """The front matter's title and the offset of the first line after it (0 when none)."""

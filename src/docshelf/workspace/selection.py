@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from docshelf.config import DOC_ROOT_CANDIDATES, MARKUP_SUFFIXES, NOT_DOCS_DIRS
+from docshelf.config import DOC_ROOT_CANDIDATES, DOCS_READING, MARKUP_SUFFIXES, NOT_DOCS_DIRS
 from docshelf.errors import WorkspaceError
 
 # The roots a discovery that found no documentation folder reads: the whole tree.
@@ -41,9 +41,15 @@ class Selection:
 
     @property
     def key(self) -> str:
-        """The selection as stored with the workspace: JSON, the same for the same choice."""
+        """The selection as stored with the workspace: JSON, the same for the same choice, with
+        the version of how docs are read (config.DOCS_READING): another one reads a ref again."""
         return json.dumps(
-            {"docs": self.docs, "include": self.include, "exclude": self.exclude},
+            {
+                "docs": self.docs,
+                "include": self.include,
+                "exclude": self.exclude,
+                "reading": DOCS_READING,
+            },
             separators=(",", ":"),
         )
 
