@@ -24,9 +24,7 @@ import argparse
 import json
 import subprocess
 import sys
-from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 # The reference helpers live with the tests, one folder up from here.
@@ -69,19 +67,8 @@ def _asciidoc(files: list[Path]) -> dict[str, list[str]]:
 
 def _asciidoc_under_titles(path: str, text: str) -> list[Chunk]:
     """split_asciidoc's chunks, each named by the title it sits under: a description list's
-    items are sections of docshelf's (reference entries), not Asciidoctor's, so a chunk inside
-    one keeps the breadcrumb of the section of outline_asciidoc(entries=False) that holds its
-    first line, and only titles are compared."""
-    titles = outline_asciidoc(text, entries=False)
-    starts, line, at = [], 0, 0  # the first line of each title's section
-    for section in titles.sections:
-        line += titles.text.count("\n", at, section.start)
-        at = section.start
-        starts.append(line)
-    return [
-        replace(c, heading=titles.sections[bisect_right(starts, c.start_line - 1) - 1].heading)
-        for c in split_asciidoc(path, text)
-    ]
+    items are sections of docshelf's (reference entries), not Asciidoctor's."""
+    return reference.under_titles(split_asciidoc(path, text), outline_asciidoc(text, entries=False))
 
 
 def _run(command: list[str]) -> str:

@@ -3,9 +3,12 @@ PostgreSQL server of their own."""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -40,6 +43,17 @@ def markdown_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str
     return "\n".join(line(r) for r in [columns, align, *rows])
 
 
+def print_table(columns: Sequence[str], rows: Sequence[Sequence[str]], *, markdown: bool) -> None:
+    """Print a table: as Markdown (for BENCHMARKS.md), or as aligned plain columns."""
+    if markdown:
+        print(markdown_table(columns, rows) + "\n")
+        return
+    widths = [max(len(r[i]) for r in [columns, *rows]) for i in range(len(columns))]
+    for r in [columns, *rows]:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+    print()
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -70,3 +84,40 @@ def postgres_server() -> Iterator[Any]:
     finally:
         server.cleanup()
         shutil.rmtree(data, ignore_errors=True)
+
+
+@contextmanager
+def worktree(repo: Path, rev: str, dest: Path) -> Iterator[Path]:
+    """A git worktree of `rev` of `repo` at `dest` (its `src` runs the code of `rev`), removed on
+    leaving: a benchmark's baseline column, measured in the same run as the working tree's."""
+    subprocess.run(
+        ["git", "-C", str(repo), "worktree", "add", "--detach", "--quiet", str(dest), rev],
+        check=True,
+    )
+    try:
+        yield dest
+    finally:
+        subprocess.run(
+            ["git", "-C", str(repo), "worktree", "remove", "--force", str(dest)], check=False
+        )
+
+
+def worker_result(script: str, argument: str, src: Path | None) -> dict[str, Any]:
+    """Run `script --worker ARGUMENT` in a fresh interpreter that imports docshelf from `src`
+    (a baseline worktree's) or, when None, as installed; the JSON object its stdout ends with.
+    Its stderr (progress, errors) passes through."""
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    done = subprocess.run(
+        [sys.executable, script, "--worker", argument],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{script} --worker {argument} failed (exit {done.returncode})")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result

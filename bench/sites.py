@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,7 +39,7 @@ from tests.support.sites import (  # noqa: E402
     site_repo,
 )
 
-from report import markdown_table  # noqa: E402
+from report import print_table, worker_result, worktree  # noqa: E402
 
 # The last commit before the docs-sites issue changed discovery and the chunkers.
 BASELINE = "6bfaa35"
@@ -113,20 +111,7 @@ def _worker(args: argparse.Namespace) -> None:
 
 
 def _run(src: Path | None, tree_repo: Path) -> dict[str, Any]:
-    env = dict(os.environ)
-    if src is not None:
-        env["PYTHONPATH"] = str(src)
-    done = subprocess.run(
-        [sys.executable, __file__, "--worker", str(tree_repo)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"measuring {tree_repo} failed:\n{done.stderr[-3000:]}")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return worker_result(__file__, str(tree_repo), src)
 
 
 def _share(part: int, whole: int) -> str:
@@ -144,32 +129,15 @@ def main() -> None:
         _worker(args)
         return
     trees = args.tree or list(TREES)
-    with tempfile.TemporaryDirectory(prefix="docshelf-sites-") as tmp:
-        base = Path(tmp) / "baseline"
-        subprocess.run(
-            [
-                "git",
-                "-C",
-                str(REPO),
-                "worktree",
-                "add",
-                "--detach",
-                "--quiet",
-                str(base),
-                args.baseline,
-            ],
-            check=True,
-        )
-        try:
-            results = {}
-            for tree in trees:
-                tree_repo = Path(tmp) / tree
-                site_repo(tree, tree_repo)
-                results[tree] = (_run(base / "src", tree_repo), _run(None, tree_repo))
-        finally:
-            subprocess.run(
-                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)], check=False
-            )
+    with (
+        tempfile.TemporaryDirectory(prefix="docshelf-sites-") as tmp,
+        worktree(REPO, args.baseline, Path(tmp) / "baseline") as base,
+    ):
+        results = {}
+        for tree in trees:
+            tree_repo = Path(tmp) / tree
+            site_repo(tree, tree_repo)
+            results[tree] = (_run(base / "src", tree_repo), _run(None, tree_repo))
     _print(results, args)
 
 
@@ -177,13 +145,7 @@ def _print(
     results: dict[str, tuple[dict[str, Any], dict[str, Any]]], args: argparse.Namespace
 ) -> None:
     def table(columns: list[str], rows: list[list[str]]) -> None:
-        if args.markdown:
-            print(markdown_table(columns, rows) + "\n")
-        else:
-            widths = [max(len(r[i]) for r in [columns, *rows]) for i in range(len(columns))]
-            for r in [columns, *rows]:
-                print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
-            print()
+        print_table(columns, rows, markdown=args.markdown)
 
     print(f"baseline {args.baseline}; now: the working tree\n")
     rows = []

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import subprocess
 import sys
@@ -62,7 +61,7 @@ sys.path.insert(0, str(REPO))
 
 from tests.support.sites import TREES, site_repo  # noqa: E402
 
-from report import markdown_table  # noqa: E402
+from report import print_table, worker_result, worktree  # noqa: E402
 
 # The last commit before the docs-sites issue changed discovery and the chunkers.
 BASELINE = "6bfaa35"
@@ -146,21 +145,7 @@ def _run(label: str, src: Path | None, spec: dict[str, Any], tmp: Path) -> dict[
     spec = {**spec, "label": label, "store": str(tmp / f"{label}.sqlite3")}
     spec_path = tmp / f"{label}.json"
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
-    env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
-    if src is not None:
-        env["PYTHONPATH"] = str(src)
-    done = subprocess.run(
-        [sys.executable, __file__, "--worker", str(spec_path)],
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"the {label} worker failed (exit {done.returncode}); see stderr")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return worker_result(__file__, str(spec_path), src)
 
 
 # -- the git grep reference ------------------------------------------------------------------
@@ -225,44 +210,25 @@ def main() -> None:
     by_tree = {t: [q for q in questions if q["tree"] == t] for t in trees}
     with tempfile.TemporaryDirectory(prefix="docshelf-sites-search-") as name:
         tmp = Path(name)
-        base = tmp / "baseline"
-        subprocess.run(
-            [
-                "git",
-                "-C",
-                str(REPO),
-                "worktree",
-                "add",
-                "--detach",
-                "--quiet",
-                str(base),
-                args.baseline,
+        repos = {}
+        for tree in trees:
+            repos[tree] = tmp / "repos" / tree
+            site_repo(tree, repos[tree])
+        spec = {
+            "mirrors": str(tmp / "mirrors"),
+            "trees": [
+                {
+                    "tree": t,
+                    "repo": str(repos[t]),
+                    "questions": [q["question"] for q in by_tree[t]],
+                }
+                for t in trees
             ],
-            check=True,
-        )
-        try:
-            repos = {}
-            for tree in trees:
-                repos[tree] = tmp / "repos" / tree
-                site_repo(tree, repos[tree])
-            spec = {
-                "mirrors": str(tmp / "mirrors"),
-                "trees": [
-                    {
-                        "tree": t,
-                        "repo": str(repos[t]),
-                        "questions": [q["question"] for q in by_tree[t]],
-                    }
-                    for t in trees
-                ],
-            }
-            now = _run("now", None, spec, tmp)
+        }
+        now = _run("now", None, spec, tmp)
+        with worktree(REPO, args.baseline, tmp / "baseline") as base:
             before = _run("baseline", base / "src", spec, tmp)
-            grep = {t: [grep_ranking(repos[t], q["question"]) for q in by_tree[t]] for t in trees}
-        finally:
-            subprocess.run(
-                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)], check=False
-            )
+        grep = {t: [grep_ranking(repos[t], q["question"]) for q in by_tree[t]] for t in trees}
     _print(by_tree, now, before, grep, args)
 
 
@@ -274,13 +240,7 @@ def _print(
     args: argparse.Namespace,
 ) -> None:
     def table(columns: list[str], rows: list[list[str]]) -> None:
-        if args.markdown:
-            print(markdown_table(columns, rows) + "\n")
-        else:
-            widths = [max(len(r[i]) for r in [columns, *rows]) for i in range(len(columns))]
-            for r in [columns, *rows]:
-                print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
-            print()
+        print_table(columns, rows, markdown=args.markdown)
 
     columns = ("now", "baseline", "grep")
     # Per question and column: (hit@5, reciprocal rank, rank or None).

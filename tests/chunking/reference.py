@@ -11,16 +11,34 @@ files of a tree.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 
 from docshelf.chunking import Chunk
 from docshelf.chunking.markdown import HEADING_SEPARATOR
+from docshelf.chunking.outline import Outline
 
 _WORD = re.compile(r"\w+")
 
 # The share of content-bearing sections, per file on average, whose titles must agree.
 GOAL = 0.95
+
+
+def under_titles(chunks: Iterable[Chunk], titles: Outline) -> list[Chunk]:
+    """The `chunks`, each named by the title it sits under: the breadcrumb of the section of
+    `titles` (the file's outline without reference entries, which are docshelf's sections and
+    no reference parser's) that holds its first line."""
+    starts, line, at = [], 0, 0  # the first line of each title's section
+    for section in titles.sections:
+        line += titles.text.count("\n", at, section.start)
+        at = section.start
+        starts.append(line)
+    return [
+        replace(c, heading=titles.sections[bisect_right(starts, c.start_line - 1) - 1].heading)
+        for c in chunks
+    ]
 
 
 def words(title: str) -> str:

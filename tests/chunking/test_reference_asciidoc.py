@@ -17,8 +17,6 @@ import html
 import json
 import re
 import subprocess
-from bisect import bisect_right
-from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -97,18 +95,9 @@ def precision(sections: list[str], chunks: list[Chunk]) -> float | None:
 
 
 def under_titles(path: str, text: str) -> list[Chunk]:
-    """split_asciidoc's chunks, each with the breadcrumb of the title it sits under (a chunk
-    inside an entry keeps its title's, not the entry's)."""
-    titles = outline_asciidoc(text, entries=False)
-    starts, line, at = [], 0, 0  # the first line of each title's section
-    for section in titles.sections:
-        line += titles.text.count("\n", at, section.start)
-        at = section.start
-        starts.append(line)
-    return [
-        replace(c, heading=titles.sections[bisect_right(starts, c.start_line - 1) - 1].heading)
-        for c in split_asciidoc(path, text)
-    ]
+    """split_asciidoc's chunks, each with the breadcrumb of the title it sits under (a chunk inside
+    an entry keeps its title's, not the entry's)."""
+    return reference.under_titles(split_asciidoc(path, text), outline_asciidoc(text, entries=False))
 
 
 def scores(root: Path) -> dict[str, tuple[float | None, float | None]]:

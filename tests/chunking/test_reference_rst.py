@@ -18,8 +18,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from bisect import bisect_right
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -75,16 +73,7 @@ def docutils_titles(paths: list[str]) -> dict[str, list[str]]:
 def under_titles(path: str, text: str) -> list[Chunk]:
     """split_rst's chunks, each with the breadcrumb of the title it sits under (a chunk inside
     an entry keeps its title's, not the entry's)."""
-    titles = outline_rst(text, entries=False)
-    starts, line, at = [], 0, 0  # the first line of each title's section
-    for section in titles.sections:
-        line += titles.text.count("\n", at, section.start)
-        at = section.start
-        starts.append(line)
-    return [
-        replace(c, heading=titles.sections[bisect_right(starts, c.start_line - 1) - 1].heading)
-        for c in split_rst(path, text)
-    ]
+    return reference.under_titles(split_rst(path, text), outline_rst(text, entries=False))
 
 
 @pytest.mark.parametrize("tree", TREES)
