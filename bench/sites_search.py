@@ -9,11 +9,18 @@ Run it from the repository root with
     .venv/bin/python bench/sites_search.py --markdown   # the tables as Markdown, for BENCHMARKS.md
     .venv/bin/python bench/sites_search.py --tree sphinx-celery --tree vitepress-i18n
     .venv/bin/python bench/sites_search.py --baseline REV
+    .venv/bin/python bench/sites_search.py --questions bench/unseen_questions.json --no-baseline
 
 Questions: bench/sites_questions.json, 5 per tree, written by hand from pages of each tree's
 current docs before any search was run (its "about" says how); each names the files of the tree
 that answer it (a page, or a page and the fragment it includes, or two pages that both state the
-answer).
+answer). `--questions FILE` asks another file of the same shape. A question there may name, in
+place of a site "tree", a "root": a folder of ../shared/data (such as "corpora/fastapi"), which is
+committed as it is, every file of it, to a git repository of its own (`root_repo`) and indexed
+the same way; its rows are labelled by the root. bench/unseen_questions.json holds 35 such
+questions on seven docs trees never used to develop discovery or ranking (the held-out check).
+For those, one more table gives the docs roots each version found (the `docs:` line of
+`docshelf index`) and how many of the questions' answering files it indexed.
 
 Method. Each tree is committed to a git repository of its own under a temporary folder (with the
 configs its README quotes: `site_repo` of tests/support/sites.py) and indexed as a user would,
@@ -24,8 +31,9 @@ the default embedder (the packaged all-MiniLM-L6-v2 model) into a SQLite store o
 Both versions run in a worker subprocess, one per version for all trees, so the model is loaded
 once per version (the embedder keeps it per process). "now" is the working tree; "baseline" is
 `--baseline` (default 6bfaa35, the last commit before the docs-sites work), checked out as a git
-worktree in the temporary folder and imported with PYTHONPATH=<worktree>/src. Embeddings are not
-shared between the two: each version cuts the files its own way, so each embeds its own chunks.
+worktree in the temporary folder and imported with PYTHONPATH=<worktree>/src; `--no-baseline`
+skips it (its columns show "-"). Embeddings are not shared between the two: each version cuts the
+files its own way, so each embeds its own chunks.
 
 Figures, per tree and in total (means over the questions):
 - Hit@5: 1 when any of the 5 excerpts of the default search is from one of the question's files;
@@ -49,6 +57,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -59,7 +68,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.support.sites import TREES, site_repo  # noqa: E402
+from tests.support.gitrepo import Repo  # noqa: E402
+from tests.support.sites import SITES, site_repo  # noqa: E402
 
 from report import print_table, worker_result, worktree  # noqa: E402
 
@@ -67,6 +77,9 @@ from report import print_table, worker_result, worktree  # noqa: E402
 BASELINE = "6bfaa35"
 
 QUESTIONS = Path(__file__).resolve().parent / "sites_questions.json"
+
+# The shared data a question's "root" is a folder of (../shared/data beside the checkout).
+DATA = SITES.parent
 
 HIT_K = 5
 MRR_K = 10
@@ -100,6 +113,21 @@ def question_words(question: str) -> list[str]:
     return list(dict.fromkeys(w for w in words if len(w) >= 3 and w not in STOPWORDS))
 
 
+def root_repo(root: str, dest: Path) -> Repo:
+    """A git repository at `dest` holding the folder `root` of the shared data as it is (all its
+    files, nothing added), committed on main."""
+    shutil.copytree(DATA / root, dest, symlinks=True)
+    repo = Repo(dest)
+    repo.git("add", "-A")
+    repo.git("commit", "--quiet", "-m", root)
+    return repo
+
+
+def tree_of(question: dict[str, Any]) -> str:
+    """What a question is asked of: its site tree, or its folder of the shared data."""
+    return str(question["tree"] if "tree" in question else question["root"])
+
+
 # -- the worker: index and search with whatever docshelf this interpreter imports ------------
 
 
@@ -120,8 +148,19 @@ def _worker(spec_path: Path) -> None:
             file=sys.stderr,
             flush=True,
         )
+        layout = getattr(result, "layout", None)  # not in older versions
+        if layout is not None and layout.roots:
+            docs = layout.describe()
+        else:
+            docs = ", ".join(getattr(result, "roots", ()))
         answers = []
+        indexed = {}
         with docshelf.open(config=config, workspace=tree) as shelf:
+            for path in job.get("files", []):
+                try:
+                    indexed[path] = getattr(shelf.outline(path), "total_files", 0) > 0
+                except docshelf.DocshelfError:  # no indexed doc there
+                    indexed[path] = False
             for question in job["questions"]:
                 top5 = shelf.search(question, HIT_K).hits
                 top10 = shelf.search(question, MRR_K).hits
@@ -136,6 +175,8 @@ def _worker(spec_path: Path) -> None:
             "skipped": len(result.skipped),
             "chunks": result.chunks,
             "seconds": seconds,
+            "docs": docs,
+            "indexed": indexed,
             "answers": answers,
         }
     print(json.dumps(out))
@@ -194,26 +235,46 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", default=BASELINE, help="the commit to compare against")
     parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
-    parser.add_argument("--tree", action="append", choices=TREES, help="only these trees")
-    parser.add_argument("--questions", type=Path, default=QUESTIONS, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--tree",
+        action="append",
+        help="only these trees (or roots, such as corpora/fastapi) of the questions file",
+    )
+    parser.add_argument(
+        "--questions",
+        type=Path,
+        default=QUESTIONS,
+        help="the questions file (default: bench/sites_questions.json)",
+    )
+    parser.add_argument(
+        "--no-baseline",
+        dest="baseline_run",
+        action="store_false",
+        help="skip the baseline version (its columns show -)",
+    )
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         _worker(args.worker)
         return
-    trees = list(dict.fromkeys(args.tree or TREES))
-    questions = [
-        q
-        for q in json.loads(args.questions.read_text(encoding="utf-8"))["questions"]
-        if q["tree"] in trees
-    ]
-    by_tree = {t: [q for q in questions if q["tree"] == t] for t in trees}
+    every = json.loads(args.questions.read_text(encoding="utf-8"))["questions"]
+    labels = list(dict.fromkeys(tree_of(q) for q in every))
+    unknown = [t for t in args.tree or [] if t not in labels]
+    if unknown:
+        parser.error(f"no questions on {', '.join(unknown)} in {args.questions}")
+    trees = list(dict.fromkeys(args.tree or labels))
+    questions = [q for q in every if tree_of(q) in trees]
+    by_tree = {t: [q for q in questions if tree_of(q) == t] for t in trees}
+    roots = {t for t in trees if "tree" not in by_tree[t][0]}
     with tempfile.TemporaryDirectory(prefix="docshelf-sites-search-") as name:
         tmp = Path(name)
         repos = {}
         for tree in trees:
             repos[tree] = tmp / "repos" / tree
-            site_repo(tree, repos[tree])
+            if tree in roots:
+                root_repo(tree, repos[tree])
+            else:
+                site_repo(tree, repos[tree])
         spec = {
             "mirrors": str(tmp / "mirrors"),
             "trees": [
@@ -221,59 +282,78 @@ def main() -> None:
                     "tree": t,
                     "repo": str(repos[t]),
                     "questions": [q["question"] for q in by_tree[t]],
+                    "files": list(dict.fromkeys(f for q in by_tree[t] for f in q["files"])),
                 }
                 for t in trees
             ],
         }
         now = _run("now", None, spec, tmp)
-        with worktree(REPO, args.baseline, tmp / "baseline") as base:
-            before = _run("baseline", base / "src", spec, tmp)
+        before = None
+        if args.baseline_run:
+            with worktree(REPO, args.baseline, tmp / "baseline") as base:
+                before = _run("baseline", base / "src", spec, tmp)
         grep = {t: [grep_ranking(repos[t], q["question"]) for q in by_tree[t]] for t in trees}
-    _print(by_tree, now, before, grep, args)
+    _print(by_tree, now, before, grep, roots, args)
 
 
 def _print(
     by_tree: dict[str, list[dict[str, Any]]],
     now: dict[str, Any],
-    before: dict[str, Any],
+    before: dict[str, Any] | None,
     grep: dict[str, list[list[str]]],
+    roots: set[str],
     args: argparse.Namespace,
 ) -> None:
     def table(columns: list[str], rows: list[list[str]]) -> None:
         print_table(columns, rows, markdown=args.markdown)
 
     columns = ("now", "baseline", "grep")
-    # Per question and column: (hit@5, reciprocal rank, rank or None).
-    scored: dict[str, list[dict[str, tuple[int, float, int | None]]]] = {}
+    # Per question and column: (hit@5, reciprocal rank, rank or None); no baseline: None.
+    scored: dict[str, list[dict[str, tuple[int, float, int | None] | None]]] = {}
     for tree, qs in by_tree.items():
         scored[tree] = []
         for k, q in enumerate(qs):
             right = set(q["files"])
-            now_a, base_a = now[tree]["answers"][k], before[tree]["answers"][k]
+            now_a = now[tree]["answers"][k]
+            base_a = None if before is None else before[tree]["answers"][k]
             scored[tree].append(
                 {
                     "now": score(now_a["top5"], now_a["top10"], right),
-                    "baseline": score(base_a["top5"], base_a["top10"], right),
+                    "baseline": None
+                    if base_a is None
+                    else score(base_a["top5"], base_a["top10"], right),
                     "grep": score(grep[tree][k], grep[tree][k], right),
                 }
             )
 
-    def figures(rows: list[dict[str, tuple[int, float, int | None]]]) -> list[str]:
+    def figures(rows: list[dict[str, tuple[int, float, int | None] | None]]) -> list[str]:
         n = len(rows)
-        hits = [f"{sum(r[c][0] for r in rows) / n:.0%}" for c in columns]
-        mrr = [f"{sum(r[c][1] for r in rows) / n:.3f}" for c in columns]
+
+        def mean(c: str, i: int, form: str) -> str:
+            total = 0.0
+            for r in rows:
+                value = r[c]
+                if value is None:  # a column not run
+                    return "-"
+                total += value[i] or 0
+            return format(total / n, form)
+
+        hits = [mean(c, 0, ".0%") for c in columns]
+        mrr = [mean(c, 1, ".3f") for c in columns]
         return [str(n), *hits, *mrr]
 
+    baseline = args.baseline if before is not None else "- (not run: --no-baseline)"
     print(
-        f"baseline {args.baseline}; now: the working tree; grep: git grep over every "
+        f"baseline {baseline}; now: the working tree; grep: git grep over every "
         f"documentation file; {HIT_K} excerpts for Hit@{HIT_K}, {MRR_K} for MRR@{MRR_K}\n"
     )
+    name = "root" if roots and len(roots) == len(by_tree) else "tree"
     rows = [[tree, *figures(rows)] for tree, rows in scored.items()]
     every = [r for rows in scored.values() for r in rows]
     rows.append(["**all**" if args.markdown else "all", *figures(every)])
     table(
         [
-            "tree",
+            name,
             "questions",
             *(f"Hit@{HIT_K} {c}" for c in columns),
             *(f"MRR@{MRR_K} {c}" for c in columns),
@@ -283,19 +363,47 @@ def _print(
 
     rows = []
     for tree in by_tree:
-        b, a = before[tree], now[tree]
+        a = now[tree]
+        b = before[tree] if before is not None else {"files": "-", "chunks": "-", "seconds": None}
+        seconds = "-" if b["seconds"] is None else f"{b['seconds']:.0f}"
         rows.append(
             [
                 tree,
                 f"{b['files']} / {a['files']}",
                 f"{b['chunks']} / {a['chunks']}",
-                f"{b['seconds']:.0f} / {a['seconds']:.0f}",
+                f"{seconds} / {a['seconds']:.0f}",
             ]
         )
     table(["index (baseline / now)", "files", "chunks", "seconds"], rows)
 
-    def rank(r: tuple[int, float, int | None]) -> str:
-        return "-" if r[2] is None else str(r[2])
+    if roots:
+        # Where each version found the docs of a root, and how many answering files it read.
+        rows = []
+        for tree in by_tree:
+            if tree not in roots:
+                continue
+            cells = []
+            for version in (now, before):
+                if version is None:
+                    cells += ["-", "-"]
+                    continue
+                v = version[tree]
+                read = sum(v.get("indexed", {}).values())
+                cells += [v.get("docs") or "(none named)", f"{read} of {len(v.get('indexed', {}))}"]
+            rows.append([tree, cells[0], cells[1], cells[2], cells[3]])
+        table(
+            [
+                name,
+                "docs found now",
+                "answering files indexed now",
+                "docs found baseline",
+                "answering files indexed baseline",
+            ],
+            rows,
+        )
+
+    def rank(r: tuple[int, float, int | None] | None) -> str:
+        return "-" if r is None or r[2] is None else str(r[2])
 
     rows = []
     for tree, qs in by_tree.items():
@@ -307,12 +415,16 @@ def _print(
     missed = []
     for tree, qs in by_tree.items():
         for k, q in enumerate(qs):
-            if not scored[tree][k]["now"][0]:
+            found = scored[tree][k]["now"]
+            if found is not None and not found[0]:
                 top = list(dict.fromkeys(now[tree]["answers"][k]["top5"]))
+                indexed = now[tree].get("indexed", {})
                 missed.append(
                     [
                         f"{tree} {k + 1}",
-                        ", ".join(q["files"]),
+                        ", ".join(
+                            f if indexed.get(f, True) else f"{f} (not indexed)" for f in q["files"]
+                        ),
                         ", ".join(top) or "(no hits)",
                     ]
                 )
