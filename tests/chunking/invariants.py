@@ -9,7 +9,8 @@ from itertools import pairwise
 
 from docshelf.chunking import Chunk, TextChunk
 from docshelf.chunking.fences import Fence, fence_closes, fence_open, looks_like_fence
-from docshelf.chunking.markdown import _front_matter, _visible_sections, visible_markdown
+from docshelf.chunking.front_matter import front_matter
+from docshelf.chunking.markdown import _visible_sections, visible_markdown
 from docshelf.chunking.outline import Outline
 from docshelf.chunking.text import prepare, utf8_size
 from docshelf.config import MAX_CHUNK_BYTES, OVERLAP_BYTES
@@ -48,7 +49,7 @@ def fenced_lines(text: str) -> set[int]:
     the fence module states, read line by line apart from the chunker's scanner. Front matter is
     skipped; the rules know nothing of HTML blocks, inside which a fence line is HTML."""
     prepared = prepare(text)
-    body, _ = _front_matter(prepared)
+    body, _ = front_matter(prepared)
     first = prepared.count("\n", 0, body)
     inside: set[int] = set()
     fence: Fence | None = None

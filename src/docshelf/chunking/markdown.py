@@ -22,13 +22,15 @@ from dataclasses import dataclass
 from typing import AnyStr, NamedTuple
 
 from docshelf.chunking.fences import MAY_OPEN_PATTERN, fence_end, fence_open
+from docshelf.chunking.front_matter import front_matter, lead_text
+from docshelf.chunking.html_blocks import html_block, html_closed, html_end
 from docshelf.chunking.markup import (
     MARKUP_LINE_PATTERN,
     MARKUP_LINE_STARTS,
     plain_title,
     visible_text,
 )
-from docshelf.chunking.text import NON_BLANK, from_utf8, prepare, utf8, utf8_size
+from docshelf.chunking.text import NON_BLANK, cut_title, from_utf8, prepare, utf8, utf8_size
 from docshelf.config import MAX_CHUNK_BYTES, MAX_TITLE_CHARS, OVERLAP_BYTES
 
 # Joins the titles of a heading breadcrumb: "Services > Checkout".
@@ -44,29 +46,6 @@ _LIST_ITEM = re.compile(r"(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 # (Possessive: two runs of blanks meet before the end, and a row like "--", a megabyte of spaces
 # and "|x" would make a greedy pattern try every way of sharing the spaces between them.)
 _TABLE_DELIMITER = re.compile(r"\|?[ \t]*+:?-++:?[ \t]*+(?:\|[ \t]*+:?-++:?[ \t]*+)*+\|?[ \t]*")
-# HTML blocks (CommonMark 4.6): inside one, a heading-like line is HTML, not a heading. Each group
-# of the start pattern pairs with how its block ends (_HTML_END_OF).
-_HTML_START = re.compile(
-    r"<(?:(!--)|(\?)|(!\[CDATA\[)|(![A-Za-z])|((?:pre|script|style|textarea)(?:[ \t>]|$))"
-    r"|(/?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd"
-    r"|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset"
-    r"|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|noframes|ol"
-    r"|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th|thead|title|tr"
-    r"|track|ul)(?:[ \t>]|/>|$)))",
-    re.IGNORECASE,
-)
-# By the group that matched: a closing string, "</" for a raw block's closing tag, "" for a blank.
-_HTML_END_OF = {1: "-->", 2: "?>", 3: "]]>", 4: ">", 5: "</", 6: ""}
-_HTML_RAW_END = re.compile(r"</(?:pre|script|style|textarea)>", re.IGNORECASE)
-# Any other complete tag alone on its line; unlike the others it cannot interrupt a paragraph.
-_HTML_LONE_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:[ \t][^<>]*)?/?>[ \t]*")
-_FRONT_MATTER_END = re.compile(r"\n(?:---|\.\.\.)[^\S\n]*(?=\n|\Z)")
-_FRONT_MATTER_TITLE = re.compile(r"^title[ \t]*:(.*)$", re.MULTILINE)
-_FRONT_MATTER_DESCRIPTION = re.compile(r"^description[ \t]*:(.*)$", re.MULTILINE)
-# A line front matter cannot hold: not blank, indented, a comment, a list item or "key:".
-_NOT_YAML = re.compile(
-    r"\n(?![ \t#]|-(?:[ \t]|(?=\n|\Z))|[^\s:][^:\n]*:(?:[ \t]|(?=\n|\Z))|[^\S\n]*(?=\n|\Z))"
-)
 # A line the section scanner must visit, matched from the newline before it: one that may be an
 # ATX heading, a setext underline or an HTML block (after at most three spaces), or open a fence;
 # else, in group 1, one that may be a site generator's markup (for the visible text only), or in
@@ -86,7 +65,6 @@ _EVENT = re.compile(rf"\n(?=[#<=`~*+0-9{MARKUP_LINE_STARTS}-])" + _EVENT_LINE)
 _EVENT_AT_START = re.compile(_EVENT_LINE)
 # A byte that is not ASCII whitespace (as str.isspace() sees it).
 _NON_ASCII_SPACE = re.compile(rb"[^\t\n\x0b\x0c\r\x1c-\x1f ]")
-_BLANK_LINE = re.compile(r"\n[^\S\n]*(?=\n|\Z)")
 # Characters that can begin (after up to 3 spaces) a line that is more than paragraph text: a list
 # item, a quote, a table row, a thematic break, a heading or a fence.
 _SIGNIFICANT = frozenset("#`~=-*_+|<>0123456789")
@@ -161,13 +139,13 @@ def visible_markdown(path: str, text: str) -> str:
 
 def _visible_sections(path: str, text: str) -> tuple[str, list[Section]]:
     """The visible text of a prepared text and its sections, cut where the text's are. Front
-    matter shows its description (markdown._lead), as the page's first text."""
+    matter shows its description (markdown.lead_text), as the page's first text."""
     fences: list[int] = []
     lines: list[int] = []
     front = None
     if text.startswith("---"):
-        end, title = _front_matter(text)
-        lead = _lead(text, end) if end else None
+        end, title = front_matter(text)
+        lead = lead_text(text, end) if end else None
         if lead is not None:
             text, front = lead + text[end:], (0, title)
     sections = _sections(text, fences, lines, entries=True, front=front)
@@ -214,68 +192,6 @@ def pack_sections(path: str, text: str, sections: Iterable[Section]) -> list[Chu
     return chunks
 
 
-def _front_matter(text: str) -> tuple[int, str]:
-    """The offset just after YAML front matter (0 without any), and its title."""
-    first_end = text.find("\n")
-    if first_end < 0 or text[:first_end].rstrip() != "---":
-        return 0, ""
-    m = _FRONT_MATTER_END.search(text, first_end)
-    if m is None or _NOT_YAML.search(text, first_end, m.start() + 1) is not None:
-        return 0, ""  # a thematic break, then prose: no front matter
-    end = m.end() + 1 if m.end() < len(text) else m.end()
-    title = _FRONT_MATTER_TITLE.search(text, first_end, m.start() + 1)
-    return end, _title(_unquote(title.group(1).strip())) if title else ""
-
-
-def _lead(text: str, end: int) -> str | None:
-    """The front matter text[:end] as a page shows it when it has a top-level description: every
-    line empty but the description's words (front_matter_lead). None without one."""
-    pieces = front_matter_lead(text, end)
-    if not pieces:
-        return None
-    parts: list[str] = []
-    at = 0
-    for a, b in pieces:
-        parts += ("\n" * text.count("\n", at, a), text[a:b])
-        at = b
-    parts.append("\n" * text.count("\n", at, end))
-    return "".join(parts)
-
-
-def front_matter_lead(text: str, end: int) -> list[tuple[int, int]]:
-    """The words of the top-level `description:` of the front matter text[:end], which Hugo's
-    docs theme shows as the page's lead and search engines as its summary: its value (unquoted)
-    or a block scalar's lines (`>-`, `|`), each as (start, end) on one line, in order."""
-    m = _FRONT_MATTER_DESCRIPTION.search(text, 0, end)
-    if m is None:
-        return []
-    a, b = m.span(1)
-    while a < b and text[a] in " \t":
-        a += 1
-    while b > a and text[b - 1] in " \t":
-        b -= 1
-    if text[a:b].rstrip("+-") not in {">", "|"}:
-        if b - a >= 2 and text[a] == text[b - 1] and text[a] in "\"'":
-            a, b = a + 1, b - 1
-        return [(a, b)] if text[a:b].strip() else []
-    pieces = []
-    line = b + 1
-    while line < end and text[line] in " \t":  # the block's lines are indented
-        stop = text.find("\n", line, end)
-        stop = stop if stop >= 0 else end
-        first = len(text[line:stop]) - len(text[line:stop].lstrip(" \t")) + line
-        if first < stop:
-            pieces.append((first, len(text[first:stop].rstrip(" \t")) + first))
-        line = stop + 1
-    return pieces
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        return value[1:-1].strip()
-    return value
-
-
 def _atx_title(rest: str | None) -> str:
     """The title of an ATX heading: an optional closing run of '#' after a blank is dropped."""
     if not rest:
@@ -286,13 +202,7 @@ def _atx_title(rest: str | None) -> str:
         if not unclosed or unclosed[-1] in " \t":
             title = unclosed.rstrip(" \t")
     title = plain_title(title)
-    return title if len(title) <= MAX_TITLE_CHARS else _title(title)
-
-
-def _title(title: str) -> str:
-    if len(title) > MAX_TITLE_CHARS:
-        return title[: MAX_TITLE_CHARS - 1] + "…"
-    return title
+    return title if len(title) <= MAX_TITLE_CHARS else cut_title(title)
 
 
 def _sections(
@@ -317,7 +227,7 @@ def _sections(
     is worked out only when such a line asks, from the lines since the last one that did.
     """
     n = len(text)
-    body_start, fm_title = _front_matter(text) if front is None else front
+    body_start, fm_title = front_matter(text) if front is None else front
     if fm_title:
         fm_title = plain_title(fm_title)
     sections: list[Section] = []
@@ -396,21 +306,21 @@ def _sections(
                 para, setext = known_para, known_setext
             else:
                 para, setext = _paragraph(text, known, s, known_para, known_setext)
-            ends = _html_block(stripped, para >= 0) if first == "<" else None
+            ends = html_block(stripped, para >= 0) if first == "<" else None
             if underline and para >= 0 and setext:
                 head, level = para, 1 if first == "=" else 2
                 title = text[para : s - 1]
                 if "\n" in title:
                     title = " ".join(part.strip() for part in title.split("\n"))
-                title = _title(plain_title(title.strip()))
+                title = cut_title(plain_title(title.strip()))
             elif underline and first == "-" and len(stripped.rstrip(" \t")) >= 3:
                 para = -1  # a thematic break
             elif ends is not None:
                 para = -1
                 if lines is not None and ends == "</" and stripped[1] in "sS":
                     lines.append(s)  # a script or a style
-                if not (ends and _html_closed(stripped, ends)):
-                    e = _html_end(text, e, ends)
+                if not (ends and html_closed(stripped, ends)):
+                    e = html_end(text, e, ends)
             else:
                 if lines is not None and stripped.startswith("<<<"):
                     lines.append(s)  # a code import
@@ -465,7 +375,7 @@ def _term(text: str, para: int, s: int) -> str:
         if stripped[0] in ">|:" or _LIST_ITEM.match(stripped) is not None:
             return ""
         titles.append(plain_title(stripped))
-    return _title(", ".join(title for title in titles if title))
+    return cut_title(", ".join(title for title in titles if title))
 
 
 def _paragraph(text: str, known: int, s: int, para: int, setext: bool) -> tuple[int, bool]:
@@ -503,40 +413,6 @@ def _advance(s: int, line: str, para: int, setext: bool) -> tuple[int, bool]:
     if "|" in stripped and _TABLE_DELIMITER.fullmatch(stripped):
         return para, False
     return (s, True) if para < 0 else (para, setext)
-
-
-def _html_end(text: str, e: int, ends: str) -> int:
-    """The offset of the newline ending the HTML block that starts on the line ending at `e`."""
-    if ends == "":
-        m = _BLANK_LINE.search(text, e)
-        return m.start() if m is not None else len(text)  # the blank line is visited next
-    if ends == "</":
-        m = _HTML_RAW_END.search(text, e)
-        at = m.start() if m is not None else -1
-    else:
-        at = text.find(ends, e)
-    if at < 0:
-        return len(text)
-    line_end = text.find("\n", at)
-    return line_end if line_end >= 0 else len(text)
-
-
-def _html_block(stripped: str, in_paragraph: bool) -> str | None:
-    """When `stripped` starts an HTML block, what ends it: "" for the next blank line, "</" for
-    the closing tag of a raw block, else a closing string. None when it starts none."""
-    m = _HTML_START.match(stripped)
-    if m is not None:
-        return _HTML_END_OF[m.lastindex or 0]
-    if not in_paragraph and _HTML_LONE_TAG.fullmatch(stripped):
-        return ""
-    return None
-
-
-def _html_closed(stripped: str, ends: str) -> bool:
-    """Whether an HTML block ends on the line that starts it."""
-    if ends == "</":
-        return _HTML_RAW_END.search(stripped) is not None
-    return ends in stripped[2:]
 
 
 def _pack(data: AnyStr, newline: AnyStr, body: int) -> Iterator[tuple[str, int, int]]:

@@ -41,8 +41,9 @@ import re
 from bisect import bisect_right
 
 from docshelf.chunking.fences import fence_open
+from docshelf.chunking.front_matter import front_matter, front_matter_lead
 from docshelf.chunking.javascript import Lexer
-from docshelf.chunking.markdown import Chunk, _front_matter, _title, front_matter_lead
+from docshelf.chunking.markdown import Chunk
 from docshelf.chunking.mdx_outline import ATX, build_outline
 from docshelf.chunking.mdx_tags import (
     ATTRIBUTES,
@@ -57,7 +58,7 @@ from docshelf.chunking.mdx_tags import (
     tag_spans,
 )
 from docshelf.chunking.outline import Outline, split_outline
-from docshelf.chunking.text import prepare
+from docshelf.chunking.text import cut_title, prepare
 
 # A line the block reader must look at: blank, or starting (after any indentation) with what may
 # begin a fence, a list item, a quote, a heading, an underline or break, a tag or an expression;
@@ -142,13 +143,13 @@ class _Reader:
         self._blocks(body)
         found = build_outline(self.text, self.spans, self.blank, self.flow, top)
         if lead and top and not found.sections[0].heading:  # the lead is the titled page's
-            found.sections[0] = found.sections[0]._replace(heading=_title(" ".join(top.split())))
+            found.sections[0] = found.sections[0]._replace(heading=cut_title(" ".join(top.split())))
         return found
 
     def _front_matter(self) -> tuple[str, int]:
         """The front matter's title and the offset of the first line after it (0 when none)."""
         text = self.text
-        end, title = _front_matter(text)
+        end, title = front_matter(text)
         if end == 0 and text[: text.find("\n") + 1].rstrip() == "+++":
             m = _TOML_END.search(text)
             if m is not None:

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from itertools import accumulate
 from typing import NamedTuple
 
-from docshelf.chunking.markdown import HEADING_SEPARATOR, Chunk, Section, _title, pack_sections
-from docshelf.chunking.text import prepare
+from docshelf.chunking.markdown import HEADING_SEPARATOR, Chunk, Section, pack_sections
+from docshelf.chunking.text import cut_title, prepare
 from docshelf.config import MAX_TITLE_CHARS
 
 # A heading by 0-based line indexes: (its first line, the line after its last, its level, its
@@ -67,7 +67,7 @@ def outline(lines: Sequence[str], headings: Sequence[Heading], top: str = "") ->
         parent = stack[-1][1] if stack else ""
         title = " ".join(heading_title.split())
         if len(title) > MAX_TITLE_CHARS:
-            title = _title(title)
+            title = cut_title(title)
         crumb = parent + HEADING_SEPARATOR + title if parent and title else parent or title
         stack.append((level, crumb))
         start, body = line, next_body
@@ -80,7 +80,7 @@ def outline(lines: Sequence[str], headings: Sequence[Heading], top: str = "") ->
         )
     )
     if top and not any(level <= 1 for _, _, level, _ in headings):
-        top = _title(" ".join(top.split()))
+        top = cut_title(" ".join(top.split()))
         sections = [
             s._replace(heading=top + HEADING_SEPARATOR + s.heading if s.heading else top)
             for s in sections

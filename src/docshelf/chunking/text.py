@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from docshelf.config import MAX_TITLE_CHARS
+
 # Finds the first character that is not whitespace (as str.isspace() sees it).
 NON_BLANK = re.compile(r"\S")
 
@@ -51,3 +53,10 @@ def text_lines(text: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()
     return lines
+
+
+def cut_title(title: str) -> str:
+    """A heading's title as a breadcrumb holds it: cut, with an ellipsis, past MAX_TITLE_CHARS."""
+    if len(title) > MAX_TITLE_CHARS:
+        return title[: MAX_TITLE_CHARS - 1] + "…"
+    return title
