@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from docshelf.app import Service, index_source, open_service
-from docshelf.config import Config
+from docshelf.config import READ_MAX_BYTES, READ_MAX_LINES, Config
 from docshelf.mcp_server import (
     OUTLINE_OUTPUT_SCHEMA,
     OUTPUT_SCHEMA,
@@ -31,7 +31,6 @@ from docshelf.mcp_server import (
     build_server,
 )
 from docshelf.paths import MAX_PATH_BYTES
-from docshelf.reading import READ_MAX_BYTES, READ_MAX_LINES
 from docshelf.stores import is_postgres_url, open_store
 from tests.support.gitrepo import Repo
 from tests.support.serving import INITIALIZE, http_serve

@@ -223,6 +223,7 @@ def test_a_search_answers_with_the_rendered_text_and_the_hits_as_structured_cont
         "content",
         "workspace",
         "ref",
+        "more",
     }
     assert {(h["workspace"], h["ref"]) for h in structured["hits"]} == {(WORKSPACE, A)}
 

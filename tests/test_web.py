@@ -75,10 +75,11 @@ def test_a_search_answers_as_docs_search_does_with_the_same_hits_in_the_same_ord
     assert data["ref"] == repo.head()
     assert data["mode"] == "text"
     first = data["hits"][0]
+    # Its Timeout section (3-5) and the one after it (7-9) both match: one excerpt over 3-9.
     assert (first["path"], first["start_line"], first["end_line"]) == (
         "docs/runbooks/payments.md",
         3,
-        5,
+        9,
     )
     assert first["heading"] == "Payments runbook > Timeout"
     assert first["ref"] == repo.head()
@@ -217,7 +218,7 @@ def test_unknown_repeated_and_malformed_parameters_are_refused_naming_what_is_ta
     unknown = get(base, "/api/search", q="timeout", top_k=3)
     assert unknown.status_code == 400
     assert unknown.json()["error"] == (
-        "unknown parameter 'top_k': /api/search takes q, k, path, workspace"
+        "unknown parameter 'top_k': /api/search takes q, k, per_file, path, workspace"
     )
     twice = httpx.get(base + "/api/search?q=a&q=b")
     assert twice.status_code == 400 and "given twice" in twice.json()["error"]

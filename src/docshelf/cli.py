@@ -23,6 +23,7 @@ import click
 
 from docshelf import __version__
 from docshelf.app import (
+    DEFAULT_PER_FILE,
     DEFAULT_TOP_K,
     MAX_TOP_K,
     MIN_TOP_K,
@@ -408,6 +409,14 @@ def prune(workspace: str | None, as_json: bool, **options: Any) -> None:
     help=f"How many excerpts, {MIN_TOP_K} to {MAX_TOP_K}.",
 )
 @click.option(
+    "--per-file",
+    "per_file",
+    type=int,
+    default=None,
+    help=f"At most this many excerpts of one file, 1 to -k (default {DEFAULT_PER_FILE}); each "
+    "hit says how many more of its file's passages matched.",
+)
+@click.option(
     "--ref",
     "rev",
     metavar="REV",
@@ -443,12 +452,20 @@ def search(
     path: str | None,
     workspace: str | None,
     as_json: bool,
+    per_file: int | None,
     **options: Any,
 ) -> None:
     """Ask the documentation a question: the answer docs_search gives, from the current commit
     (or --ref)."""
     answer = search_answer(
-        make_config(**options), query, top_k=k, ref=rev, mode=mode, workspace=workspace, path=path
+        make_config(**options),
+        query,
+        top_k=k,
+        ref=rev,
+        mode=mode,
+        workspace=workspace,
+        path=path,
+        per_file=per_file,
     )
     if as_json:
         _write(json.dumps(answer_data(answer), ensure_ascii=False, indent=2) + "\n")

@@ -103,6 +103,14 @@ GIT_TIMEOUT_SECONDS = 120.0
 # Seconds a clone or a fetch may take: these move a whole repository over the network.
 GIT_FETCH_TIMEOUT_SECONDS = 600.0
 
+# What one docs_read or docs_outline answer holds at most. A hit is at most 2,000 bytes (about
+# 50 lines of prose); 200 lines or 16,000 bytes (about 4,000 tokens, the size of eight hits) is
+# a whole section or a long part of a page, enough to read around a hit, while ten such reads
+# still take a small part of a model's context window. Longer ranges are cut at a line and the
+# answer names the start_line to read on from.
+READ_MAX_LINES = 200
+READ_MAX_BYTES = 16_000
+
 # How this version reads a commit's docs into chunks (discovery, includes, visible text, sections).
 # Stored with each indexed ref's selection: a ref indexed by another reading is indexed again on
 # the next run (its unchanged chunks keep their vectors). Raise it when a change gives one commit

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 TERMS = (
     "query",
     "top_k",
+    "per_file",
     "mode",
     "path",
     "search_path",

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from docshelf.config import READ_MAX_BYTES, READ_MAX_LINES
 from docshelf.errors import (
     TERMS,
     ConfigError,
@@ -32,8 +33,6 @@ from docshelf.errors import (
     term,
 )
 from docshelf.reading import (
-    READ_MAX_BYTES,
-    READ_MAX_LINES,
     DocsOutline,
     Reading,
     WorkspaceOverview,
@@ -98,6 +97,7 @@ CLI = Face(
     {
         "query": "QUERY",
         "top_k": "-k",
+        "per_file": "--per-file",
         "mode": "--mode",
         "path": "PATH",
         "search_path": "--path",
@@ -117,6 +117,7 @@ MCP = Face(
     {
         "query": "query",
         "top_k": "top_k",
+        "per_file": "per_file",
         "mode": "mode",
         "path": "path",
         "search_path": "path",
@@ -137,6 +138,7 @@ WEB = Face(
     {
         "query": "q",
         "top_k": "k",
+        "per_file": "per_file",
         "mode": "mode",
         "path": "path",
         "search_path": "path",
@@ -212,7 +214,8 @@ def render_answer(answer: Answer) -> str:
         if several:
             where = f"{hit.workspace}: {where}"
         heading = f" ({hit.heading})" if hit.heading else ""
-        lines += ["", f"[{i}] {where}{heading}", hit.content.rstrip()]
+        more = f" [{plural(hit.more, 'more passage')} of this file matched]" if hit.more else ""
+        lines += ["", f"[{i}] {where}{heading}{more}", hit.content.rstrip()]
     return "\n".join(lines) + "\n"
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from docshelf.chunking.text import text_lines, utf8_size
 from docshelf.chunking.toc import TocEntry, file_toc
-from docshelf.config import MAX_DOC_BYTES
+from docshelf.config import MAX_DOC_BYTES, READ_MAX_BYTES, READ_MAX_LINES
 from docshelf.errors import ConfigError, term
 from docshelf.paths import GLOB_CHARS
 from docshelf.shown import clip, plural, shown_int, shown_value
@@ -32,13 +32,6 @@ from docshelf.shown import clip, plural, shown_int, shown_value
 if TYPE_CHECKING:
     from docshelf.rows import StoredFile
 
-# What one docs_read or docs_outline answer holds at most. A hit is at most 2,000 bytes (about
-# 50 lines of prose); 200 lines or 16,000 bytes (about 4,000 tokens, the size of eight hits) is
-# a whole section or a long part of a page, enough to read around a hit, while ten such reads
-# still take a small part of a model's context window. Longer ranges are cut at a line and the
-# answer names the start_line to read on from.
-READ_MAX_LINES = 200
-READ_MAX_BYTES = 16_000
 
 # A line number's bound: a 1 MiB file (the largest docshelf indexes) has at most this many.
 MAX_LINE_NUMBER = MAX_DOC_BYTES + 1

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from docshelf.chunking.text import text_lines, utf8_size
+from docshelf.config import MAX_CHUNK_BYTES, READ_MAX_BYTES, READ_MAX_LINES
 from docshelf.errors import ConfigError, term
 from docshelf.shown import shown_int, shown_value
 
@@ -42,6 +44,17 @@ MODES: tuple[Mode, ...] = ("hybrid", "vector", "text")
 MIN_TOP_K = 1
 MAX_TOP_K = 20
 DEFAULT_TOP_K = 5
+
+# At most so many excerpts of one file in an answer, unless the call asks for another number
+# (1..top_k): five excerpts of one file leave no place for the others, on the file-level
+# measures too. Its other passages are counted on its hit (`more`), so a reader knows to read it.
+DEFAULT_PER_FILE = 2
+MIN_PER_FILE = 1
+
+# Excerpts of one file whose lines overlap or lie within so many lines of each other (blank lines
+# only between them) are one excerpt over the joined lines, scored as the best of them, bounded
+# as a read is (READ_MAX_LINES, READ_MAX_BYTES).
+MERGE_LINES = 2
 
 # The longest query, in characters, that a search accepts. The eval questions
 # (../shared/data/eval) are at most 191 characters; the embedding model reads its first 256
@@ -108,6 +121,8 @@ class SearchStore(Protocol):
         paths: Collection[str] | None = None,
     ) -> list[StoredHit]: ...
 
+    def file_text(self, workspace: str, ref: str, path: str) -> str | None: ...
+
 
 class QueryEmbedder(Protocol):
     """What a search needs of an embedder."""
@@ -131,6 +146,8 @@ class Hit:
     content: str
     workspace: str = ""
     ref: str = ""
+    # How many more passages of the file matched the query than the answer shows of it.
+    more: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +239,31 @@ def check_top_k(top_k: object) -> int:
     return value
 
 
+def check_per_file(per_file: object, top_k: int) -> int:
+    """per_file as an int: a whole number from 1 to `top_k` (2.0 counts; 1.5, "2", true do not);
+    None gives the default, DEFAULT_PER_FILE, or top_k when that is fewer.
+
+    Raises:
+        ConfigError: anything else, with the bound in the message.
+    """
+    if per_file is None:
+        return min(DEFAULT_PER_FILE, top_k)
+    bound = (
+        f"{term('per_file')} must be a whole number from {MIN_PER_FILE} to {term('top_k')} "
+        f"({top_k})"
+    )
+    if isinstance(per_file, bool) or not isinstance(per_file, int | float):
+        raise ConfigError(f"{bound}; got {shown_value(per_file)}")
+    if isinstance(per_file, float) and not (math.isfinite(per_file) and per_file.is_integer()):
+        raise ConfigError(f"{bound}; got {per_file!r}")
+    value = int(per_file)
+    if not MIN_PER_FILE <= value <= top_k:
+        raise ConfigError(
+            f"{bound}; got {shown_int(value)}. Ask again with {term('per_file')} in that range"
+        )
+    return value
+
+
 def check_mode(mode: object, embedder: QueryEmbedder | None) -> Mode:
     """The search mode (None: hybrid, or text without an embedder); without an embedder only
     text search exists.
@@ -254,15 +296,35 @@ class Searcher:
         self._embedder = embedder
         self._fusion = fusion or Fusion()
 
-    def rank(self, query: str, workspace: str, ref: str, k: int, mode: Mode) -> list[Hit]:
+    def rank(
+        self,
+        query: str,
+        workspace: str,
+        ref: str,
+        k: int,
+        mode: Mode,
+        per_file: int | None = None,
+        merge_lines: int = MERGE_LINES,
+    ) -> list[Hit]:
         """The k best distinct passages of one workspace's `ref` for `query`, by `mode`."""
-        return self.rank_scopes(query, [Scope(workspace, workspace, ref)], k, mode)
+        scopes = [Scope(workspace, workspace, ref)]
+        return self.rank_scopes(query, scopes, k, mode, per_file, merge_lines)
 
-    def rank_scopes(self, query: str, scopes: Sequence[Scope], k: int, mode: Mode) -> list[Hit]:
+    def rank_scopes(
+        self,
+        query: str,
+        scopes: Sequence[Scope],
+        k: int,
+        mode: Mode,
+        per_file: int | None = None,
+        merge_lines: int = MERGE_LINES,
+    ) -> list[Hit]:
         """The k best distinct passages of all of `scopes` for `query`, by `mode`, ranked
         together: each ranking's candidates are the best of every scope's by score (cosine
         similarity, and BM25: the same formula over the same terms on both stores, from each
-        ref's own statistics, so comparable across workspaces), then fused once."""
+        ref's own statistics, so comparable across workspaces), then fused once. At most
+        `per_file` excerpts of one file (None: no bound); neighbours within `merge_lines` lines
+        joined (distinct)."""
         depth = max(self._fusion.candidates, CANDIDATES_PER_HIT * k)
         vector_hits: list[StoredHit] = []
         text_hits: list[StoredHit] = []
@@ -312,13 +374,19 @@ class Searcher:
             ranked = fuse_scores(vector_hits, text_hits, self._fusion)
         refs = {s.workspace: (s.label, s.ref) for s in scopes}
         only = scopes[0]
+
+        def lines_of(workspace: str, path: str) -> list[str] | None:
+            scope = only if not several else next(s for s in scopes if s.workspace == workspace)
+            text = self._store.file_text(scope.workspace, scope.ref, path)
+            return None if text is None else text_lines(text)
+
         return [
             dataclasses.replace(
                 hit,
                 workspace=refs[hit.workspace][0] if several else only.label,
                 ref=refs[hit.workspace][1] if several else only.ref,
             )
-            for hit in distinct(ranked, k)
+            for hit in distinct(ranked, k, per_file, merge_lines, lines_of)
         ]
 
 
@@ -383,29 +451,151 @@ def _standardised(values: Sequence[float]) -> tuple[list[float], float]:
     return standard, min(standard)
 
 
-def distinct(ranked: Sequence[tuple[StoredHit, float]], k: int) -> list[Hit]:
-    """The first k hits of `ranked` whose lines overlap no better hit of the same file."""
-    kept: list[Hit] = []
+# A file's lines at the ranked ref, by its workspace (the store's name) and path: what a gap
+# between two excerpts holds; None when the store keeps no text of it.
+LinesOf = Callable[[str, str], "Sequence[str] | None"]
+
+
+@dataclass(slots=True)
+class _Excerpt:
+    """An excerpt being made: the best candidate it started from, and its lines (start..end)."""
+
+    hit: StoredHit
+    score: float
+    start: int
+    end: int
+    lines: list[str]
+
+
+def distinct(
+    ranked: Sequence[tuple[StoredHit, float]],
+    k: int,
+    per_file: int | None = None,
+    merge_lines: int = MERGE_LINES,
+    lines_of: LinesOf | None = None,
+) -> list[Hit]:
+    """The answer's excerpts from `ranked` (best first): at most `k`, at most `per_file` of one
+    file (None: no bound), no two the same passage.
+
+    A candidate whose lines overlap an excerpt of its file, or lie within `merge_lines` lines of
+    it with only blank lines between (`lines_of` says), joins it: one excerpt over the joined
+    lines, scored as the best, when the lines can be told exactly (the same text where they
+    overlap, no line longer than a chunk) and the whole stays within a read's bounds; else a
+    candidate overlapping an excerpt is dropped as the same passage. A file's candidates the
+    answer leaves out (past `per_file`, or once it is full) are counted on its hits (`more`)."""
+    kept: list[_Excerpt] = []
+    of_file: dict[tuple[str, str], list[_Excerpt]] = {}
+    counted: dict[tuple[str, str], list[tuple[int, int]]] = {}  # the passages left out, by file
+    known: dict[tuple[str, str], Sequence[str] | None] = {}
+    reach = merge_lines + 1
     for hit, score in ranked:
-        if any(
-            h.path == hit.path
-            and h.workspace == hit.workspace
-            and h.start_line <= hit.end_line
-            and hit.start_line <= h.end_line
-            for h in kept
+        key = (hit.workspace, hit.path)
+        mine = of_file.get(key, [])
+        full = len(kept) == k
+        near = [
+            e for e in mine if hit.start_line <= e.end + reach and e.start <= hit.end_line + reach
+        ]
+        if near:
+            if not full and lines_of is not None:
+                if key not in known:
+                    known[key] = lines_of(*key)
+                if _join(near[0], hit, known[key]):
+                    _absorb(near[0], mine, kept, known[key], reach)
+                    continue
+            if any(hit.start_line <= e.end and e.start <= hit.end_line for e in near):
+                continue  # the same passage as one shown
+            if full:
+                continue  # beside one shown: its context, not another passage
+        if full or (per_file is not None and len(mine) >= per_file):
+            if mine:  # a passage of a file shown, left out
+                ranges = counted.setdefault(key, [])
+                if not any(hit.start_line <= b and a <= hit.end_line for a, b in ranges):
+                    ranges.append((hit.start_line, hit.end_line))
+            continue
+        lines = hit.content.split("\n")
+        excerpt = _Excerpt(hit, score, hit.start_line, hit.end_line, lines)
+        kept.append(excerpt)
+        of_file.setdefault(key, []).append(excerpt)
+    return [
+        Hit(
+            e.hit.path,
+            e.hit.heading,
+            e.start,
+            e.end,
+            float(e.score),
+            "\n".join(e.lines),
+            e.hit.workspace,
+            more=len(counted.get((e.hit.workspace, e.hit.path), ())),
+        )
+        for e in kept
+    ]
+
+
+def _join(excerpt: _Excerpt, hit: StoredHit, raw: Sequence[str] | None) -> bool:
+    """Join `hit` to `excerpt` (in place) when their joined lines can be told exactly: lines
+    each holds in full (none of the file's lines longer than a chunk), the same text where they
+    overlap, only blank lines of the file between; within a read's bounds."""
+    first, last = min(excerpt.start, hit.start_line), max(excerpt.end, hit.end_line)
+    theirs = hit.content.split("\n")
+    if (
+        raw is None
+        or last > len(raw)
+        or last - first + 1 > READ_MAX_LINES
+        or len(theirs) != hit.end_line - hit.start_line + 1
+        or any(utf8_size(line) > MAX_CHUNK_BYTES for line in raw[first - 1 : last])
+    ):
+        return False
+    joined: list[str] = []
+    for number in range(first, last + 1):
+        mine = (
+            excerpt.lines[number - excerpt.start]
+            if excerpt.start <= number <= excerpt.end
+            else None
+        )
+        other = (
+            theirs[number - hit.start_line] if hit.start_line <= number <= hit.end_line else None
+        )
+        if mine is not None and other is not None and mine != other:
+            return False
+        line = mine if mine is not None else other
+        if line is None:
+            if raw[number - 1].strip():
+                return False  # text between them: two passages
+            line = ""
+        joined.append(line)
+    if utf8_size("\n".join(joined)) > READ_MAX_BYTES:
+        return False
+    excerpt.start, excerpt.end, excerpt.lines = first, last, joined
+    return True
+
+
+def _absorb(
+    excerpt: _Excerpt,
+    mine: list[_Excerpt],
+    kept: list[_Excerpt],
+    raw: Sequence[str] | None,
+    reach: int,
+) -> None:
+    """After `excerpt` grew: join to it the other excerpts of its file it now reaches (a
+    candidate between two shown ones). Two joined keep the better one's place and score; the
+    other gives its place in the answer back."""
+    grown = excerpt
+    for other in list(mine):
+        if other is grown or not (
+            other.start <= grown.end + reach and grown.start <= other.end + reach
         ):
             continue
-        kept.append(
-            Hit(
-                hit.path,
-                hit.heading,
-                hit.start_line,
-                hit.end_line,
-                float(score),
-                hit.content,
-                hit.workspace,
-            )
-        )
-        if len(kept) == k:
-            break
-    return kept
+        first, second = (other, grown) if kept.index(other) < kept.index(grown) else (grown, other)
+        if _join(first, _as_hit(second), raw):
+            mine.remove(second)
+            kept.remove(second)
+            grown = first
+
+
+def _as_hit(excerpt: _Excerpt) -> StoredHit:
+    return dataclasses.replace(
+        excerpt.hit,
+        start_line=excerpt.start,
+        end_line=excerpt.end,
+        content="\n".join(excerpt.lines),
+    )

@@ -23,18 +23,30 @@ from docshelf.chunking import (
     effective_kind,
     paragraph_chunks,
 )
-from docshelf.config import EMBED_BATCH_SIZE, NO_MODEL, Config
+from docshelf.config import (
+    EMBED_BATCH_SIZE,
+    NO_MODEL,
+    READ_MAX_BYTES,
+    READ_MAX_LINES,
+    Config,
+)
 from docshelf.errors import ConfigError
 from docshelf.paths import MAX_PATH_BYTES
 from docshelf.reading import (
     MAX_LINE_NUMBER,
-    READ_MAX_BYTES,
-    READ_MAX_LINES,
     DocsOutline,
     Reading,
     WorkspaceOverview,
 )
-from docshelf.search import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K, MODES, Answer
+from docshelf.search import (
+    DEFAULT_PER_FILE,
+    DEFAULT_TOP_K,
+    MAX_TOP_K,
+    MIN_PER_FILE,
+    MIN_TOP_K,
+    MODES,
+    Answer,
+)
 from docshelf.workspace import DocFile, Skipped, read_local
 
 # numpy, httpx and the store drivers load only when a command needs them, so that `docshelf
@@ -49,10 +61,12 @@ if TYPE_CHECKING:
 
 # The bounds and types the faces name (their schemas, help and descriptions) come through app.
 __all__ = [
+    "DEFAULT_PER_FILE",
     "DEFAULT_TOP_K",
     "MAX_LINE_NUMBER",
     "MAX_PATH_BYTES",
     "MAX_TOP_K",
+    "MIN_PER_FILE",
     "MIN_TOP_K",
     "MODES",
     "READ_MAX_BYTES",
@@ -258,20 +272,21 @@ def search_answer(
     mode: str | None = None,
     workspace: str | None = None,
     path: str | None = None,
+    per_file: object = None,
 ) -> Answer:
     """The answer `docs_search` gives: the top_k excerpts for `query` from `ref` (a commit id,
     or a branch or tag of a workspace that is a local repository; NAME=REV values with several
     workspaces) or the current ref, of the files under `path` (a folder or a glob), from the
-    workspace named or from all of the store's, ranked together.
+    workspace named or from all of the store's, ranked together; at most `per_file` of one file.
 
     Raises:
-        ConfigError: the query, top_k, mode, path or workspace is refused.
+        ConfigError: the query, top_k, per_file, mode, path or workspace is refused.
         NotIndexedError: nothing is indexed for the workspace yet.
         StoreError, EmbeddingError, WorkspaceError: the store, the embedder or git failed.
     """
     with open_service(config, workspace=workspace) as service:
         pins = service.resolve_all([ref] if isinstance(ref, str) else list(ref or ()))
-        return service.search(query, top_k, ref=pins, mode=mode, path=path)
+        return service.search(query, top_k, ref=pins, mode=mode, path=path, per_file=per_file)
 
 
 def open_reader(config: Config, *, workspace: str | None = None) -> Service:

@@ -39,6 +39,7 @@ from docshelf.search import (
     Scope,
     Searcher,
     check_mode,
+    check_per_file,
     check_query,
     check_top_k,
 )
@@ -298,6 +299,7 @@ class Service:
         mode: object = None,
         path: object = None,
         workspace: object = None,
+        per_file: object = None,
     ) -> Answer:
         """The `top_k` excerpts for `query` (`Answer.hits`, best first) from `ref` (a full
         commit id, see `resolve`; with several workspaces, a commit per shown name) or the
@@ -305,10 +307,13 @@ class Service:
         have been pruned under it). `mode` is hybrid, vector or text (default: hybrid, or text
         for a store made without an embedder). `path` keeps the files under a folder
         (`docs/runbooks/`) or matching a glob (`**/payments.md`), ranked among themselves.
-        `workspace` searches one of several (default: all, ranked together).
+        `workspace` searches one of several (default: all, ranked together). At most
+        `per_file` excerpts come from one file (1..top_k; default DEFAULT_PER_FILE), each
+        counting the file's other passages that matched (`Hit.more`); excerpts of one file that
+        overlap or nearly touch are one.
 
         Raises:
-            ConfigError: the query, top_k, mode, path or workspace is refused.
+            ConfigError: the query, top_k, per_file, mode, path or workspace is refused.
             NotIndexedError: nothing is indexed for the workspace yet.
             EmbeddingError, StoreError: the embedder or the store failed.
         """
@@ -316,11 +321,12 @@ class Service:
         targets = self._targets(workspace)
         text = check_query(query)
         k = check_top_k(top_k)
+        cap = check_per_file(per_file, k)
         how = check_mode(mode, self.embedder)
         attempt = 1
         while True:
             try:
-                answer, moved = self._answer(text, k, how, chosen, targets, ref)
+                answer, moved = self._answer(text, k, how, chosen, targets, ref, cap)
             except NotIndexedError:
                 if attempt == SEARCH_ATTEMPTS or all(
                     self.store.current(s.name) is None for s in targets
@@ -340,6 +346,7 @@ class Service:
         chosen: PathFilter | None,
         targets: Sequence[Served],
         ref: Pins,
+        per_file: int,
     ) -> tuple[Answer, bool]:
         """One try of a search: the ref of each target, the paths `chosen` keeps there, the
         ranking over all of them; and whether a current ref it answered from has moved since."""
@@ -384,7 +391,7 @@ class Service:
             )
         if unindexed:
             notes.append("Not indexed yet, so not searched: " + ", ".join(unindexed) + ".")
-        hits = self.searcher.rank_scopes(text, scopes, k, how)
+        hits = self.searcher.rank_scopes(text, scopes, k, how, per_file)
         moved = any(
             s.ref != pinned_of[s.workspace] and s.ref != self.store.current(s.workspace)
             for s in scopes

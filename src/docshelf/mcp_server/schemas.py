@@ -7,10 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from docshelf.app import (
+    DEFAULT_PER_FILE,
     DEFAULT_TOP_K,
     MAX_LINE_NUMBER,
     MAX_PATH_BYTES,
     MAX_TOP_K,
+    MIN_PER_FILE,
     MIN_TOP_K,
     READ_MAX_BYTES,
     READ_MAX_LINES,
@@ -45,6 +47,15 @@ INPUT_SCHEMA: dict[str, Any] = {
             "default": DEFAULT_TOP_K,
             "description": f"How many excerpts to return, a whole number from {MIN_TOP_K} to "
             f"{MAX_TOP_K}.",
+        },
+        "per_file": {
+            "type": "integer",
+            "minimum": MIN_PER_FILE,
+            "maximum": MAX_TOP_K,
+            "default": DEFAULT_PER_FILE,
+            "description": "At most how many excerpts of one file, a whole number from "
+            f"{MIN_PER_FILE} to top_k. Each excerpt says how many more passages of its file "
+            "matched; raise it to see them, or read the file with docs_read.",
         },
         "path": _SEARCH_PATH,
     },
@@ -101,6 +112,11 @@ _HIT_PROPERTIES = {
     "content": {"type": "string"},
     "workspace": {"type": "string", "description": "The workspace the excerpt comes from."},
     "ref": {"type": "string", "description": "The commit the excerpt comes from."},
+    "more": {
+        "type": "integer",
+        "description": "How many more passages of this file matched than the answer shows of it "
+        "(per_file); read the file with docs_read, or ask with a larger per_file.",
+    },
 }
 
 OUTPUT_SCHEMA: dict[str, Any] = {

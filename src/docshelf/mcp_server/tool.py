@@ -40,6 +40,7 @@ from starlette.requests import Request
 
 from docshelf import __version__
 from docshelf.app import (
+    DEFAULT_PER_FILE,
     DEFAULT_TOP_K,
     MAX_TOP_K,
     MIN_TOP_K,
@@ -148,8 +149,10 @@ def _search_words(what: str, text_only: bool) -> str:
         "docs say, before guessing how something works, is set up or is done. "
         f"{matching} Returns up to top_k excerpts (default {DEFAULT_TOP_K}, at most "
         f"{MAX_TOP_K}), each with its file path, line range and section heading; cite them as "
-        "path:lines. Give path to search one folder or file pattern only. Then read around an "
-        f"excerpt with {READ_TOOL}."
+        f"path:lines. At most per_file excerpts (default {DEFAULT_PER_FILE}) come from one file, "
+        "and neighbouring passages of a file are joined; an excerpt that says more passages of "
+        f"its file matched is worth reading whole with {READ_TOOL}. Give path to search one "
+        f"folder or file pattern only. Then read around an excerpt with {READ_TOOL}."
     )
 
 
@@ -232,6 +235,7 @@ def unknown_arguments(
 _ARGUMENT_WORDS = {
     "query": "the question",
     "top_k": f"how many excerpts, {MIN_TOP_K} to {MAX_TOP_K}",
+    "per_file": "at most so many excerpts of one file, 1 to top_k",
     "path": "a folder, file or glob of the docs",
     "workspace": "which repository",
     "start_line": "the first line",
@@ -337,6 +341,7 @@ class DocsTool:
                     ref=ref,
                     path=arguments.get("path"),
                     workspace=label,
+                    per_file=arguments.get("per_file"),
                 )
                 return answer_result(answer)
             if tool == READ_TOOL:

@@ -54,7 +54,7 @@ STATIC_FILES = {
 
 # The parameters each endpoint takes; any other is refused, naming these.
 API_PARAMETERS = {
-    "search": ("q", "k", "path", "workspace"),
+    "search": ("q", "k", "per_file", "path", "workspace"),
     "read": ("path", "start", "end", "workspace"),
     "outline": ("path", "workspace"),
     "status": (),
@@ -150,6 +150,7 @@ def web_routes(
             ref=ref,
             path=params.get("path") or None,
             workspace=workspace_of(params),
+            per_file=_number(params, "per_file", None),
         )
         return answer_data(answer)
 

@@ -329,6 +329,7 @@
       el("div", { class: "hit-head" },
         badge(hit.workspace),
         el("span", { class: "where" }, `${hit.path}:${hit.start_line}-${hit.end_line}`),
+        hit.more ? el("span", { class: "more" }, `+${hit.more} more in this file`) : null,
         commit(hit.ref || answer.ref)),
       crumbs.length ? el("div", { class: "crumbs" }, crumbs.join(" › ")) : null,
       el("div", { class: "excerpt" }, highlighted(hit.content, words)));

@@ -1,0 +1,210 @@
+"""Answers sized for an agent: at most per_file excerpts of one file, the file's other passages
+counted on its hits, and neighbouring excerpts of one file joined into one over exact lines; on
+both real stores through the service, and on ranked candidates directly."""
+
+from __future__ import annotations
+
+import pytest
+
+from docshelf.app import Service
+from docshelf.errors import ConfigError
+from docshelf.indexer import Indexer
+from docshelf.present import render_answer
+from docshelf.rows import StoredHit
+from docshelf.search import DEFAULT_PER_FILE, MERGE_LINES, check_per_file, distinct
+from docshelf.stores import SQLiteStore
+from docshelf.stores.postgres import PostgresStore
+from tests.support.indexing import FakeEmbedder, MemorySource
+from tests.support.service import build_service
+
+Store = SQLiteStore | PostgresStore
+
+# A file's lines, numbered from 1, and its passages as a store returns them.
+FILE = [f"line {n}" if n % 10 else "" for n in range(1, 121)]
+
+
+def passage(start: int, end: int, path: str = "a.md", lines: list[str] = FILE) -> StoredHit:
+    return StoredHit(path, start, "H", "\n".join(lines[start - 1 : end]), start, end, 0.0)
+
+
+def ranked(*hits: StoredHit) -> list[tuple[StoredHit, float]]:
+    return [(h, 1.0 - i / 100) for i, h in enumerate(hits)]
+
+
+def lines_of(workspace: str, path: str) -> list[str]:
+    return FILE
+
+
+def spans(hits: list[StoredHit] | list) -> list[tuple[str, int, int]]:
+    return [(h.path, h.start_line, h.end_line) for h in hits]
+
+
+# -- per_file ---------------------------------------------------------------------------------
+
+
+def test_at_most_per_file_excerpts_of_one_file_and_its_other_passages_are_counted() -> None:
+    found = distinct(
+        ranked(
+            passage(1, 5),
+            passage(21, 25),
+            passage(41, 45),  # a third of a.md: left out, counted
+            passage(1, 5, "b.md"),
+            passage(61, 65),  # a fourth: counted
+            passage(42, 44),  # the same passage as the third: not counted twice
+            passage(21, 25, "b.md"),
+        ),
+        5,
+        per_file=2,
+        lines_of=lines_of,
+    )
+    assert spans(found) == [("a.md", 1, 5), ("a.md", 21, 25), ("b.md", 1, 5), ("b.md", 21, 25)]
+    assert [h.more for h in found] == [2, 2, 0, 0]
+
+
+def test_a_full_answer_counts_the_passages_of_the_files_it_shows() -> None:
+    found = distinct(
+        ranked(passage(1, 5), passage(1, 5, "b.md"), passage(41, 45), passage(1, 5, "c.md")),
+        2,
+        per_file=2,
+        lines_of=lines_of,
+    )
+    assert spans(found) == [("a.md", 1, 5), ("b.md", 1, 5)]
+    assert [h.more for h in found] == [1, 0]  # c.md is not shown: nothing to count on
+
+
+@pytest.mark.parametrize("per_file", [0, 21, -1, 1.5, "2", True, [2], float("inf")])
+def test_a_per_file_that_is_not_a_whole_number_from_1_to_top_k_is_refused(
+    per_file: object,
+) -> None:
+    with pytest.raises(
+        ConfigError, match=r"per_file must be a whole number from 1 to top_k \(20\)"
+    ):
+        check_per_file(per_file, 20)
+
+
+def test_per_file_is_bounded_by_top_k_and_defaults_to_at_most_top_k() -> None:
+    assert check_per_file(None, 5) == DEFAULT_PER_FILE
+    assert check_per_file(None, 1) == 1
+    assert check_per_file(3.0, 3) == 3
+    with pytest.raises(ConfigError, match=r"from 1 to top_k \(3\); got 4\. Ask again"):
+        check_per_file(4, 3)
+
+
+# -- neighbours merged ------------------------------------------------------------------------
+
+
+def test_overlapping_and_touching_excerpts_of_one_file_become_one_over_the_joined_lines() -> None:
+    found = distinct(
+        ranked(passage(31, 38), passage(35, 45), passage(46, 48)), 5, lines_of=lines_of
+    )
+    assert spans(found) == [("a.md", 31, 48)]
+    assert found[0].content == "\n".join(FILE[30:48])
+    assert found[0].score == pytest.approx(1.0)  # the best of them
+
+
+def test_excerpts_with_only_blank_lines_between_join_and_with_text_between_do_not() -> None:
+    # Line 50 is blank: 41-49 and 51-55 join. Lines 56-57 hold text: 58-59 stays apart.
+    found = distinct(
+        ranked(passage(41, 49), passage(51, 55), passage(58, 59)),
+        5,
+        merge_lines=MERGE_LINES,
+        lines_of=lines_of,
+    )
+    assert spans(found) == [("a.md", 41, 55), ("a.md", 58, 59)]
+    assert found[0].content.split("\n")[9] == ""
+    far = distinct(ranked(passage(41, 49), passage(51, 55)), 5, merge_lines=0, lines_of=lines_of)
+    assert spans(far) == [("a.md", 41, 49), ("a.md", 51, 55)]
+
+
+def test_a_passage_between_two_excerpts_joins_them_and_gives_a_place_back() -> None:
+    found = distinct(
+        ranked(passage(1, 9), passage(1, 5, "b.md"), passage(21, 29), passage(11, 19)),
+        5,
+        per_file=2,
+        lines_of=lines_of,
+    )
+    assert spans(found) == [("a.md", 1, 29), ("b.md", 1, 5)]
+
+
+def test_what_cannot_be_told_exactly_is_not_joined() -> None:
+    other = [line.upper() for line in FILE]  # text that differs where the two overlap
+    found = distinct(ranked(passage(31, 38), passage(35, 45, lines=other)), 5, lines_of=lines_of)
+    assert spans(found) == [("a.md", 31, 38)]  # the same passage: dropped, as before
+    # Without the file's lines (no text stored), nothing joins.
+    assert spans(distinct(ranked(passage(31, 38), passage(39, 45)), 5)) == [
+        ("a.md", 31, 38),
+        ("a.md", 39, 45),
+    ]
+    # A slice of a line longer than a chunk is no whole line.
+    long = ["x" * 5000 if n == 60 else line for n, line in enumerate(FILE, start=1)]
+    cut = StoredHit("a.md", 9, "H", "x" * 1000, 60, 60, 0.0)
+    found = distinct(ranked(passage(55, 59), cut), 5, lines_of=lambda *_: long)
+    assert spans(found) == [("a.md", 55, 59), ("a.md", 60, 60)]
+
+
+def test_a_join_stays_within_a_reads_bounds() -> None:
+    lines = ["w" * 150 for _ in range(300)]  # 200 lines of 150 bytes pass 16,000 bytes
+    found = distinct(
+        ranked(passage(1, 60, lines=lines), passage(61, 120, lines=lines)),
+        5,
+        lines_of=lambda *_: lines,
+    )
+    assert spans(found) == [("a.md", 1, 60), ("a.md", 61, 120)]
+
+
+# -- through the service, on both stores ------------------------------------------------------
+
+# A runbook whose steps all match, each closed by a heading of its own with nothing under it (so
+# no two steps are neighbours); a guide whose sections touch; two short files.
+RUNBOOK = "# Payments runbook\n\n" + "\n".join(
+    f"## Step {n}\n\nRestart the payments worker, step {n} of the payments runbook.\n\n### Done"
+    for n in range(1, 9)
+)
+GUIDE = "# Deploys\n\n## Build\n\nBuild the gateway image.\n\n## Ship\n\nShip the gateway image.\n"
+DOCS = {
+    "docs/runbook.md": RUNBOOK + "\n",
+    "docs/guide.md": GUIDE,
+    "docs/oncall.md": "# On call\n\nThe payments team restarts the worker.\n",
+    "docs/faq.md": "# FAQ\n\nPayments worker restarts are logged.\n",
+}
+
+
+@pytest.fixture
+def service(store: Store) -> Service:
+    source = MemorySource()
+    source.add("a" * 40, DOCS)
+    Indexer(store, FakeEmbedder(), source).index("a" * 40)
+    return build_service(store, FakeEmbedder(), "ws")
+
+
+def test_the_default_answer_holds_at_most_two_excerpts_of_one_file_and_counts_the_rest(
+    service: Service,
+) -> None:
+    answer = service.search("payments runbook restart worker step", 5, mode="text")
+    paths = [h.path for h in answer.hits]
+    assert paths.count("docs/runbook.md") <= DEFAULT_PER_FILE
+    assert {"docs/oncall.md", "docs/faq.md"} <= set(paths)
+    counted = [h.more for h in answer.hits if h.path == "docs/runbook.md"]
+    assert counted and all(more > 0 for more in counted)
+    assert "more passages of this file matched]" in render_answer(answer)
+    every = service.search("payments runbook restart worker step", 5, mode="text", per_file=5)
+    assert [h.path for h in every.hits].count("docs/runbook.md") > DEFAULT_PER_FILE
+
+
+def test_neighbouring_sections_of_one_file_come_back_as_one_excerpt_over_exact_lines(
+    service: Service,
+) -> None:
+    answer = service.search("gateway image", 5, mode="text")
+    assert [(h.path, h.start_line, h.end_line) for h in answer.hits] == [("docs/guide.md", 3, 9)]
+    assert answer.hits[0].content == "\n".join(GUIDE.split("\n")[2:9])
+    for hit in service.search("payments runbook restart worker step", 5, mode="text").hits:
+        file_lines = DOCS[hit.path].split("\n")
+        assert hit.content.split("\n") == file_lines[hit.start_line - 1 : hit.end_line]
+
+
+@pytest.mark.parametrize("per_file", [0, 6, 1.5, "2"])
+def test_the_service_refuses_a_per_file_outside_1_to_top_k(
+    service: Service, per_file: object
+) -> None:
+    with pytest.raises(ConfigError, match=r"per_file must be a whole number from 1 to top_k"):
+        service.search("payments", 5, per_file=per_file)
