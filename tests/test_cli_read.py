@@ -360,6 +360,23 @@ def test_search_path_that_matches_nothing_names_the_folders_that_exist(
     assert "not an absolute path" in refused(*search, "--path", "/docs/")
 
 
+def test_search_per_file_bounds_the_excerpts_of_one_file_and_refuses_in_the_cli_s_words(
+    indexed: tuple[Repo, str],
+) -> None:
+    _, store = indexed
+    search = ("search", "payments worker", "--store", store, "--embedder", "none", "-k", "3")
+    one = as_json(*search, "--per-file", "1")["hits"]
+    assert len({h["path"] for h in one}) == len(one)  # one excerpt of each file
+    assert all(isinstance(h["more"], int) for h in one)
+    bound = "--per-file must be a whole number from 1 to -k (3)"
+    assert f"{bound}; got 0. Ask again with --per-file in that range" in refused(
+        *search, "--per-file", "0"
+    )
+    assert f"{bound}; got 21" in refused(*search, "--per-file", "21")
+    for wrong in ("1.5", "two"):
+        assert "is not a valid integer" in refused(*search, "--per-file", wrong, code=2)
+
+
 # -- serve -----------------------------------------------------------------------------------------
 
 

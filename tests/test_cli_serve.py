@@ -335,6 +335,14 @@ def check_inspector_answers(*target: str, commit: str) -> None:
     refused = inspector_call(target, "docs_search", "query=timeout", "top_k=21")
     assert refused["isError"] is True
     assert "top_k must be a whole number from 1 to 20; got 21" in refused["content"][0]["text"]
+    one = inspector_call(target, "docs_search", "query=payments", "top_k=2", "per_file=1")
+    assert one.get("isError") is not True, one
+    hits = one["structuredContent"]["hits"]
+    assert len({h["path"] for h in hits}) == len(hits) and all("more" in h for h in hits)
+    wide = inspector_call(target, "docs_search", "query=timeout", "top_k=2", "per_file=3")
+    assert wide["isError"] is True
+    said = wide["content"][0]["text"]
+    assert "per_file must be a whole number from 1 to top_k (2); got 3" in said
 
     read = inspector_call(target, "docs_read", f"path={PAYMENTS}", "start_line=1", "end_line=3")
     assert read.get("isError") is not True, read

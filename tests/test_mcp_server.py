@@ -240,6 +240,7 @@ def test_top_k_defaults_to_5_and_a_whole_float_counts(sqlite_service: Service) -
 
 QUERY_BOUND = "query must be a non-empty string: the question to look up in the documentation"
 TOP_K_BOUND = "top_k must be a whole number from 1 to 20"
+PER_FILE_BOUND = "per_file must be a whole number from 1 to top_k"
 
 
 @pytest.mark.parametrize(
@@ -260,6 +261,11 @@ TOP_K_BOUND = "top_k must be a whole number from 1 to 20"
         ({"query": "owners", "top_k": 10**30}, f"{TOP_K_BOUND}; got {10**30}."),
         ({"query": "owners", "top_k": 1e300}, TOP_K_BOUND),
         ({"query": "owners", "top_k": [5]}, f"{TOP_K_BOUND}; got [5]"),
+        ({"query": "owners", "per_file": 0}, f"{PER_FILE_BOUND} (5); got 0. Ask again with per_"),
+        ({"query": "owners", "per_file": 21}, f"{PER_FILE_BOUND} (5); got 21."),
+        ({"query": "owners", "top_k": 2, "per_file": 3}, f"{PER_FILE_BOUND} (2); got 3."),
+        ({"query": "owners", "per_file": 1.5}, f"{PER_FILE_BOUND} (5); got 1.5"),
+        ({"query": "owners", "per_file": "2"}, f"{PER_FILE_BOUND} (5); got '2'"),
     ],
 )
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

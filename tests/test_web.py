@@ -227,6 +227,21 @@ def test_unknown_repeated_and_malformed_parameters_are_refused_naming_what_is_ta
         assert refused.status_code == 400 and "whole number" in refused.json()["error"], k
     too_many = get(base, "/api/search", q="timeout", k=99)
     assert too_many.status_code == 400 and "20" in too_many.json()["error"]
+    for per_file in ("0", "21"):
+        refused = get(base, "/api/search", q="timeout", k=3, per_file=per_file)
+        assert refused.status_code == 400
+        assert refused.json()["error"].startswith(
+            f"per_file must be a whole number from 1 to k (3); got {per_file}. Ask again"
+        )
+    for per_file in ("1.5", "two"):
+        refused = get(base, "/api/search", q="timeout", per_file=per_file)
+        assert refused.status_code == 400
+        assert (
+            refused.json()["error"]
+            == f"parameter per_file must be a whole number; got {per_file!r}"
+        )
+    one = get(base, "/api/search", q="payments timeout", k=3, per_file=1).json()["hits"]
+    assert len({h["path"] for h in one}) == len(one)
     empty = get(base, "/api/search", q="   ")
     assert empty.status_code == 400
     huge = get(base, "/api/search", q="x" * 5000)
