@@ -24,8 +24,9 @@ figures for that setting are reported against its "before". A default is kept on
 makes its held-out set worse.
 
 Tokens per answer: the answer as `docs_search` renders it (present.render_answer), its UTF-8
-bytes / 4, rounded up (the count `chunking.estimate_tokens` makes for the paragraph chunker's
-budget), median, p95 and max over the set's queries, at top_k 5 and 10.
+bytes / 4, rounded up (search.tokens_of, the count max_tokens uses), median, p95 and max over the
+set's queries, at top_k 5 and 10: before, with the default setting, and with it fitted to the
+default max_tokens (present.fit_answer), with how many answers the budget cut.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from docshelf import search as ranking
 from docshelf.chunking.text import text_lines
 from docshelf.embedders import LocalEmbedder
-from docshelf.present import render_answer
-from docshelf.search import Answer, Fusion, Hit
+from docshelf.present import fit_answer, render_answer
+from docshelf.search import Answer, Fusion, Hit, tokens_of
 from report import print_table
 from retrieval import (
     DEFAULT_CACHE,
@@ -118,13 +119,19 @@ def scores(loaded: Loaded, setting: Setting) -> Scores:
     return Scores(at_five.hit, at_ten.mrr, at_five.span)
 
 
-def token_counts(loaded: Loaded, setting: Setting, k: int) -> list[int]:
-    counts = []
+def token_counts(
+    loaded: Loaded, setting: Setting, k: int, max_tokens: int | None = None
+) -> tuple[list[int], int]:
+    """Each query's answer in tokens (search.tokens_of), fitted to `max_tokens` if given, and
+    how many answers the budget cut."""
+    counts, cut = [], 0
     for q, text in loaded.questions.queries:
         hits = answer(loaded, q, k, setting)
-        rendered = render_answer(Answer("ws", loaded.indexed.ref, text, "hybrid", None, hits))
-        counts.append(math.ceil(len(rendered.encode("utf-8", "surrogatepass")) / 4))
-    return counts
+        whole = Answer("ws", loaded.indexed.ref, text, "hybrid", None, hits)
+        shown = whole if max_tokens is None else fit_answer(whole, max_tokens)
+        cut += shown is not whole and (shown.left_out > 0 or any(h.cut for h in shown.hits))
+        counts.append(tokens_of(render_answer(shown)))
+    return counts, cut
 
 
 def load(args: argparse.Namespace, embedder: CachingEmbedder) -> list[Loaded]:
@@ -230,10 +237,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         ],
     )
     token_rows = []
+    budget = ranking.DEFAULT_MAX_TOKENS
     for loaded in sets:
         for k in (5, 10):
-            for label, setting in (("before", before), ("default", default)):
-                counts = sorted(token_counts(loaded, setting, k))
+            for label, setting, limit in (
+                ("before", before, None),
+                ("default, not fitted", default, None),
+                (f"default, max_tokens {budget}", default, budget),
+            ):
+                found, cut = token_counts(loaded, setting, k, limit)
+                counts = sorted(found)
                 p95 = counts[min(len(counts) - 1, math.ceil(0.95 * len(counts)) - 1)]
                 token_rows.append(
                     [
@@ -243,10 +256,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         str(int(statistics.median(counts))),
                         str(p95),
                         str(counts[-1]),
+                        "-" if limit is None else f"{cut} of {len(counts)}",
                     ]
                 )
     print("tokens per answer (UTF-8 bytes / 4 of the rendered answer)\n")
-    show(["set", "top_k", "answer", "median", "p95", "max"], token_rows)
+    show(["set", "top_k", "answer", "median", "p95", "max", "answers cut"], token_rows)
     for loaded in sets:
         loaded.indexed.store.close()
     return 0

@@ -9,9 +9,21 @@ import pytest
 from docshelf.app import Service
 from docshelf.errors import ConfigError
 from docshelf.indexer import Indexer
-from docshelf.present import render_answer
+from docshelf.present import answer_data, fit_answer, render_answer
 from docshelf.rows import StoredHit
-from docshelf.search import DEFAULT_PER_FILE, MERGE_LINES, check_per_file, distinct
+from docshelf.search import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_PER_FILE,
+    MAX_MAX_TOKENS,
+    MERGE_LINES,
+    MIN_MAX_TOKENS,
+    Answer,
+    Hit,
+    check_max_tokens,
+    check_per_file,
+    distinct,
+    tokens_of,
+)
 from docshelf.stores import SQLiteStore
 from docshelf.stores.postgres import PostgresStore
 from tests.support.indexing import FakeEmbedder, MemorySource
@@ -212,3 +224,74 @@ def test_the_service_refuses_a_per_file_outside_1_to_top_k(
 ) -> None:
     with pytest.raises(ConfigError, match=r"per_file must be a whole number from 1 to top_k"):
         service.search("payments", 5, per_file=per_file)
+
+
+# -- max_tokens -------------------------------------------------------------------------------
+
+
+def hostile_answer(hits: int, path_bytes: int, line_bytes: int, query_chars: int) -> Answer:
+    path = "docs/" + "p" * (path_bytes - 8) + ".md"
+    return Answer(
+        "ws",
+        "f" * 40,
+        "q" * query_chars,
+        "hybrid",
+        "Note: this session is pinned to another commit. " * 3,
+        [
+            Hit(path, "H > " + "h" * 190, n, n, 1.0 - n / 100, "é" * (line_bytes // 2), more=3)
+            for n in range(1, hits + 1)
+        ],
+    )
+
+
+@pytest.mark.parametrize("budget", [MIN_MAX_TOKENS, 1_500, DEFAULT_MAX_TOKENS, MAX_MAX_TOKENS])
+@pytest.mark.parametrize(
+    ("hits", "path_bytes", "line_bytes", "query_chars"),
+    [(20, 4096, 2000, 4000), (20, 40, 2000, 20), (5, 4096, 16_000, 4000), (1, 20, 16_000, 10)],
+)
+def test_a_fitted_answer_never_passes_its_budget_whatever_the_docs_hold(
+    budget: int, hits: int, path_bytes: int, line_bytes: int, query_chars: int
+) -> None:
+    answer = hostile_answer(hits, path_bytes, line_bytes, query_chars)
+    fitted = fit_answer(answer, budget)
+    text = render_answer(fitted)
+    assert tokens_of(text) <= budget
+    assert len(fitted.hits) + fitted.left_out == hits
+    for i, hit in enumerate(fitted.hits):  # in order: whole ones, then citations
+        assert hit.path == answer.hits[i].path and hit.start_line == answer.hits[i].start_line
+        if hit.cut:
+            assert hit.content == "" and f"read lines {hit.start_line}-{hit.end_line} of" in text
+    if fitted.left_out:
+        assert f"{fitted.left_out} more excerpt" in text and "left out to keep this answer" in text
+
+
+def test_an_answer_within_its_budget_is_shown_whole_and_a_cut_one_says_how_to_read_the_rest() -> (
+    None
+):
+    hits = [Hit(f"docs/{n}.md", "H", 1, 40, 1.0, "word " * 600) for n in range(5)]  # 3,000 B
+    answer = Answer("ws", "f" * 40, "words", "hybrid", None, hits)
+    whole = fit_answer(answer, 5_000)
+    assert [h.cut for h in whole.hits] == [False] * 5 and whole.left_out == 0
+    assert render_answer(whole) == render_answer(answer)
+    tight = fit_answer(answer, 1_500)
+    assert [h.cut for h in tight.hits] == [False, True, True, True, True]
+    text = render_answer(tight)
+    assert tokens_of(text) <= 1_500
+    assert (
+        "[text left out to keep this answer within 1500 tokens: read lines 1-40 of docs/1.md]"
+        in text
+    )
+    data = answer_data(tight)
+    assert (data["max_tokens"], data["left_out"]) == (1_500, 0)
+    assert [h["cut"] for h in data["hits"]] == [False, True, True, True, True]
+
+
+@pytest.mark.parametrize("max_tokens", [0, 999, 25_001, 1.5, "2000", True, [2000]])
+def test_a_max_tokens_below_the_smallest_useful_answer_or_past_the_bound_is_refused(
+    max_tokens: object,
+) -> None:
+    bound = r"max_tokens must be a whole number from 1000 \(one excerpt and its header\) to 25000"
+    with pytest.raises(ConfigError, match=bound):
+        check_max_tokens(max_tokens)
+    assert check_max_tokens(None) == DEFAULT_MAX_TOKENS
+    assert check_max_tokens(2_000.0) == 2_000

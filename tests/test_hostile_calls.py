@@ -36,8 +36,8 @@ LONG_BOUND = f"query must be at most {MAX_QUERY_CHARS} characters"
 SURROGATE = "query must be valid Unicode text; character"
 UNKNOWN = (
     "docs_search takes query (the question), top_k (how many excerpts, 1 to 20), per_file (at "
-    "most so many excerpts of one file, 1 to top_k) and path (a folder, file or glob of the docs) "
-    "only"
+    "most so many excerpts of one file, 1 to top_k), max_tokens (the most tokens the answer may "
+    "take, 1000 to 25000) and path (a folder, file or glob of the docs) only"
 )
 MEGABYTE = 1024 * 1024
 
@@ -77,7 +77,7 @@ REFUSED: list[tuple[dict[str, Any], str]] = [
 
 def test_the_input_schema_refuses_unknown_arguments_as_the_tool_does() -> None:
     assert INPUT_SCHEMA["additionalProperties"] is False
-    assert set(INPUT_SCHEMA["properties"]) == {"query", "top_k", "per_file", "path"}
+    assert set(INPUT_SCHEMA["properties"]) == {"query", "top_k", "per_file", "max_tokens", "path"}
 
 
 @pytest.fixture

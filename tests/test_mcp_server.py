@@ -224,6 +224,7 @@ def test_a_search_answers_with_the_rendered_text_and_the_hits_as_structured_cont
         "workspace",
         "ref",
         "more",
+        "cut",
     }
     assert {(h["workspace"], h["ref"]) for h in structured["hits"]} == {(WORKSPACE, A)}
 
@@ -241,6 +242,9 @@ def test_top_k_defaults_to_5_and_a_whole_float_counts(sqlite_service: Service) -
 QUERY_BOUND = "query must be a non-empty string: the question to look up in the documentation"
 TOP_K_BOUND = "top_k must be a whole number from 1 to 20"
 PER_FILE_BOUND = "per_file must be a whole number from 1 to top_k"
+MAX_TOKENS_BOUND = (
+    "max_tokens must be a whole number from 1000 (one excerpt and its header) to 25000"
+)
 
 
 @pytest.mark.parametrize(
@@ -266,6 +270,10 @@ PER_FILE_BOUND = "per_file must be a whole number from 1 to top_k"
         ({"query": "owners", "top_k": 2, "per_file": 3}, f"{PER_FILE_BOUND} (2); got 3."),
         ({"query": "owners", "per_file": 1.5}, f"{PER_FILE_BOUND} (5); got 1.5"),
         ({"query": "owners", "per_file": "2"}, f"{PER_FILE_BOUND} (5); got '2'"),
+        ({"query": "owners", "max_tokens": 999}, f"{MAX_TOKENS_BOUND}; got 999. Ask again"),
+        ({"query": "owners", "max_tokens": 25_001}, f"{MAX_TOKENS_BOUND}; got 25001."),
+        ({"query": "owners", "max_tokens": 1500.5}, f"{MAX_TOKENS_BOUND}; got 1500.5"),
+        ({"query": "owners", "max_tokens": "2000"}, f"{MAX_TOKENS_BOUND}; got '2000'"),
     ],
 )
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

@@ -218,7 +218,7 @@ def test_unknown_repeated_and_malformed_parameters_are_refused_naming_what_is_ta
     unknown = get(base, "/api/search", q="timeout", top_k=3)
     assert unknown.status_code == 400
     assert unknown.json()["error"] == (
-        "unknown parameter 'top_k': /api/search takes q, k, per_file, path, workspace"
+        "unknown parameter 'top_k': /api/search takes q, k, per_file, max_tokens, path, workspace"
     )
     twice = httpx.get(base + "/api/search?q=a&q=b")
     assert twice.status_code == 400 and "given twice" in twice.json()["error"]
@@ -242,6 +242,12 @@ def test_unknown_repeated_and_malformed_parameters_are_refused_naming_what_is_ta
         )
     one = get(base, "/api/search", q="payments timeout", k=3, per_file=1).json()["hits"]
     assert len({h["path"] for h in one}) == len(one)
+    for budget in ("999", "25001"):
+        refused = get(base, "/api/search", q="timeout", max_tokens=budget)
+        assert refused.status_code == 400
+        assert refused.json()["error"].startswith("max_tokens must be a whole number from 1000")
+    fitted = get(base, "/api/search", q="payments timeout", max_tokens=1000).json()
+    assert fitted["max_tokens"] == 1000 and fitted["left_out"] >= 0
     empty = get(base, "/api/search", q="   ")
     assert empty.status_code == 400
     huge = get(base, "/api/search", q="x" * 5000)

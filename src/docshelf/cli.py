@@ -23,13 +23,17 @@ import click
 
 from docshelf import __version__
 from docshelf.app import (
+    DEFAULT_MAX_TOKENS,
     DEFAULT_PER_FILE,
     DEFAULT_TOP_K,
+    MAX_MAX_TOKENS,
     MAX_TOP_K,
+    MIN_MAX_TOKENS,
     MIN_TOP_K,
     MODES,
     ChunkedFile,
     ChunkerChoice,
+    check_max_tokens,
     chunk_paths,
     configured_embedder,
     index_source,
@@ -53,6 +57,7 @@ from docshelf.errors import DocshelfError
 from docshelf.present import (
     CLI,
     answer_data,
+    fit_answer,
     index_data,
     outline_data,
     plural,
@@ -417,6 +422,15 @@ def prune(workspace: str | None, as_json: bool, **options: Any) -> None:
     "hit says how many more of its file's passages matched.",
 )
 @click.option(
+    "--max-tokens",
+    "max_tokens",
+    type=int,
+    default=None,
+    help=f"The most tokens the answer may take (UTF-8 bytes / 4), {MIN_MAX_TOKENS} to "
+    f"{MAX_MAX_TOKENS} (default {DEFAULT_MAX_TOKENS}); past it, excerpts keep their citation "
+    "and lose their text.",
+)
+@click.option(
     "--ref",
     "rev",
     metavar="REV",
@@ -453,10 +467,12 @@ def search(
     workspace: str | None,
     as_json: bool,
     per_file: int | None,
+    max_tokens: int | None,
     **options: Any,
 ) -> None:
     """Ask the documentation a question: the answer docs_search gives, from the current commit
     (or --ref)."""
+    budget = check_max_tokens(max_tokens)
     answer = search_answer(
         make_config(**options),
         query,
@@ -467,6 +483,7 @@ def search(
         path=path,
         per_file=per_file,
     )
+    answer = fit_answer(answer, budget)
     if as_json:
         _write(json.dumps(answer_data(answer), ensure_ascii=False, indent=2) + "\n")
     else:

@@ -26,6 +26,7 @@ TERMS = (
     "query",
     "top_k",
     "per_file",
+    "max_tokens",
     "mode",
     "path",
     "search_path",

@@ -63,6 +63,16 @@ MIN_PER_FILE = 1
 # per_file 4).
 MERGE_LINES = 1
 
+# The most tokens a rendered answer (docs_search's text, `docshelf search`, the web page's) may
+# take, counted as its UTF-8 bytes / 4, rounded up: excerpts past it keep their citation and
+# heading and lose their text, then whole excerpts are left out, each said. An agent pays for
+# every token; Claude Code refuses a tool result over 25,000 by default. The default is chosen by
+# measurement (bench/answers.py, BENCHMARKS.md "Answers sized for an agent"); the least is one
+# excerpt of the largest chunk (2,000 bytes) with its citation and the answer's header.
+DEFAULT_MAX_TOKENS = 5_000
+MIN_MAX_TOKENS = 1_000
+MAX_MAX_TOKENS = 25_000
+
 # The longest query, in characters, that a search accepts. The eval questions
 # (../shared/data/eval) are at most 191 characters; the embedding model reads its first 256
 # tokens (about 1,000 characters) and SQLite's full-text search its first 64 words, so 4,000
@@ -155,6 +165,8 @@ class Hit:
     ref: str = ""
     # How many more passages of the file matched the query than the answer shows of it.
     more: int = 0
+    # The text was left out to keep the answer within its max_tokens (read the lines instead).
+    cut: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +182,9 @@ class Answer:
     note: str | None
     hits: list[Hit]
     refs: dict[str, str] = field(default_factory=dict)
+    # The budget the answer was fitted to (present.fit_answer), and how many excerpts it left out.
+    max_tokens: int | None = None
+    left_out: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,6 +284,38 @@ def check_per_file(per_file: object, top_k: int) -> int:
             f"{bound}; got {shown_int(value)}. Ask again with {term('per_file')} in that range"
         )
     return value
+
+
+def check_max_tokens(max_tokens: object) -> int:
+    """max_tokens as an int: a whole number from MIN_MAX_TOKENS to MAX_MAX_TOKENS (None: the
+    default).
+
+    Raises:
+        ConfigError: anything else, with the bound in the message.
+    """
+    if max_tokens is None:
+        return DEFAULT_MAX_TOKENS
+    bound = (
+        f"{term('max_tokens')} must be a whole number from {MIN_MAX_TOKENS} (one excerpt and its "
+        f"header) to {MAX_MAX_TOKENS}"
+    )
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int | float):
+        raise ConfigError(f"{bound}; got {shown_value(max_tokens)}")
+    if isinstance(max_tokens, float) and not (
+        math.isfinite(max_tokens) and max_tokens.is_integer()
+    ):
+        raise ConfigError(f"{bound}; got {max_tokens!r}")
+    value = int(max_tokens)
+    if not MIN_MAX_TOKENS <= value <= MAX_MAX_TOKENS:
+        raise ConfigError(
+            f"{bound}; got {shown_int(value)}. Ask again with {term('max_tokens')} in that range"
+        )
+    return value
+
+
+def tokens_of(text: str) -> int:
+    """Tokens as max_tokens counts them: UTF-8 bytes / 4, rounded up."""
+    return -(-utf8_size(text) // 4)
 
 
 def check_mode(mode: object, embedder: QueryEmbedder | None) -> Mode:
@@ -588,8 +635,10 @@ def _absorb(
     other gives its place in the answer back."""
     grown = excerpt
     for other in list(mine):
-        if other is grown or other not in mine or not (
-            other.start <= grown.end + reach and grown.start <= other.end + reach
+        if (
+            other is grown
+            or other not in mine
+            or not (other.start <= grown.end + reach and grown.start <= other.end + reach)
         ):
             continue
         first, second = (other, grown) if kept.index(other) < kept.index(grown) else (grown, other)

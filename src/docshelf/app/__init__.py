@@ -39,13 +39,17 @@ from docshelf.reading import (
     WorkspaceOverview,
 )
 from docshelf.search import (
+    DEFAULT_MAX_TOKENS,
     DEFAULT_PER_FILE,
     DEFAULT_TOP_K,
+    MAX_MAX_TOKENS,
     MAX_TOP_K,
+    MIN_MAX_TOKENS,
     MIN_PER_FILE,
     MIN_TOP_K,
     MODES,
     Answer,
+    check_max_tokens,
 )
 from docshelf.workspace import DocFile, Skipped, read_local
 
@@ -61,11 +65,14 @@ if TYPE_CHECKING:
 
 # The bounds and types the faces name (their schemas, help and descriptions) come through app.
 __all__ = [
+    "DEFAULT_MAX_TOKENS",
     "DEFAULT_PER_FILE",
     "DEFAULT_TOP_K",
     "MAX_LINE_NUMBER",
+    "MAX_MAX_TOKENS",
     "MAX_PATH_BYTES",
     "MAX_TOP_K",
+    "MIN_MAX_TOKENS",
     "MIN_PER_FILE",
     "MIN_TOP_K",
     "MODES",
@@ -80,6 +87,7 @@ __all__ = [
     "Service",
     "ServiceState",
     "WorkspaceOverview",
+    "check_max_tokens",
     "short_names",
 ]
 

@@ -7,11 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from docshelf.app import (
+    DEFAULT_MAX_TOKENS,
     DEFAULT_PER_FILE,
     DEFAULT_TOP_K,
     MAX_LINE_NUMBER,
+    MAX_MAX_TOKENS,
     MAX_PATH_BYTES,
     MAX_TOP_K,
+    MIN_MAX_TOKENS,
     MIN_PER_FILE,
     MIN_TOP_K,
     READ_MAX_BYTES,
@@ -56,6 +59,15 @@ INPUT_SCHEMA: dict[str, Any] = {
             "description": "At most how many excerpts of one file, a whole number from "
             f"{MIN_PER_FILE} to top_k. Each excerpt says how many more passages of its file "
             "matched; raise it to see them, or read the file with docs_read.",
+        },
+        "max_tokens": {
+            "type": "integer",
+            "minimum": MIN_MAX_TOKENS,
+            "maximum": MAX_MAX_TOKENS,
+            "default": DEFAULT_MAX_TOKENS,
+            "description": "The most tokens the answer may take (counted as its UTF-8 bytes / 4). "
+            "Past it, excerpts keep their citation and heading and lose their text; read those "
+            "lines with docs_read.",
         },
         "path": _SEARCH_PATH,
     },
@@ -112,6 +124,10 @@ _HIT_PROPERTIES = {
     "content": {"type": "string"},
     "workspace": {"type": "string", "description": "The workspace the excerpt comes from."},
     "ref": {"type": "string", "description": "The commit the excerpt comes from."},
+    "cut": {
+        "type": "boolean",
+        "description": "The text was left out to keep the answer within max_tokens.",
+    },
     "more": {
         "type": "integer",
         "description": "How many more passages of this file matched than the answer shows of it "

@@ -40,9 +40,12 @@ from starlette.requests import Request
 
 from docshelf import __version__
 from docshelf.app import (
+    DEFAULT_MAX_TOKENS,
     DEFAULT_PER_FILE,
     DEFAULT_TOP_K,
+    MAX_MAX_TOKENS,
     MAX_TOP_K,
+    MIN_MAX_TOKENS,
     MIN_TOP_K,
     READ_MAX_BYTES,
     READ_MAX_LINES,
@@ -52,6 +55,7 @@ from docshelf.app import (
     Reading,
     Service,
     WorkspaceOverview,
+    check_max_tokens,
 )
 from docshelf.errors import DocshelfError
 from docshelf.mcp_server.schemas import (
@@ -69,6 +73,7 @@ from docshelf.present import (
     clip,
     describe_docs,
     failure_text,
+    fit_answer,
     outline_data,
     reading_data,
     render_answer,
@@ -149,7 +154,9 @@ def _search_words(what: str, text_only: bool) -> str:
         "docs say, before guessing how something works, is set up or is done. "
         f"{matching} Returns up to top_k excerpts (default {DEFAULT_TOP_K}, at most "
         f"{MAX_TOP_K}), each with its file path, line range and section heading; cite them as "
-        f"path:lines. At most per_file excerpts (default {DEFAULT_PER_FILE}) come from one file, "
+        f"path:lines. The answer keeps within max_tokens (default {DEFAULT_MAX_TOKENS}; UTF-8 "
+        "bytes / 4): past it, excerpts keep their citation and lose their text. "
+        f"At most per_file excerpts (default {DEFAULT_PER_FILE}) come from one file, "
         "and neighbouring passages of a file are joined; an excerpt that says more passages of "
         f"its file matched is worth reading whole with {READ_TOOL}. Give path to search one "
         f"folder or file pattern only. Then read around an excerpt with {READ_TOOL}."
@@ -236,6 +243,7 @@ _ARGUMENT_WORDS = {
     "query": "the question",
     "top_k": f"how many excerpts, {MIN_TOP_K} to {MAX_TOP_K}",
     "per_file": "at most so many excerpts of one file, 1 to top_k",
+    "max_tokens": f"the most tokens the answer may take, {MIN_MAX_TOKENS} to {MAX_MAX_TOKENS}",
     "path": "a folder, file or glob of the docs",
     "workspace": "which repository",
     "start_line": "the first line",
@@ -335,6 +343,7 @@ class DocsTool:
         label = arguments.get("workspace") if service.several else None
         try:
             if tool == TOOL_NAME:
+                budget = check_max_tokens(arguments.get("max_tokens"))
                 answer = service.search(
                     arguments.get("query"),
                     arguments.get("top_k", DEFAULT_TOP_K),
@@ -343,7 +352,7 @@ class DocsTool:
                     workspace=label,
                     per_file=arguments.get("per_file"),
                 )
-                return answer_result(answer)
+                return answer_result(fit_answer(answer, budget))
             if tool == READ_TOOL:
                 reading = service.read(
                     arguments.get("path"),

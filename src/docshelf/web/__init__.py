@@ -25,7 +25,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from docshelf import __version__
-from docshelf.app import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K, DocsOutline, Pins, Service
+from docshelf.app import (
+    DEFAULT_TOP_K,
+    MAX_TOP_K,
+    MIN_TOP_K,
+    DocsOutline,
+    Pins,
+    Service,
+    check_max_tokens,
+)
 from docshelf.errors import DocshelfError
 from docshelf.present import (
     WEB,
@@ -33,6 +41,7 @@ from docshelf.present import (
     answer_data,
     clip,
     failure_text,
+    fit_answer,
     http_status,
     outline_data,
     reading_data,
@@ -54,7 +63,7 @@ STATIC_FILES = {
 
 # The parameters each endpoint takes; any other is refused, naming these.
 API_PARAMETERS = {
-    "search": ("q", "k", "per_file", "path", "workspace"),
+    "search": ("q", "k", "per_file", "max_tokens", "path", "workspace"),
     "read": ("path", "start", "end", "workspace"),
     "outline": ("path", "workspace"),
     "status": (),
@@ -144,6 +153,7 @@ def web_routes(
         return label
 
     def search(params: dict[str, str], _: list[str]) -> dict[str, Any]:
+        budget = check_max_tokens(_number(params, "max_tokens", None))
         answer = service.search(
             params.get("q", ""),
             _number(params, "k", DEFAULT_TOP_K),
@@ -152,7 +162,7 @@ def web_routes(
             workspace=workspace_of(params),
             per_file=_number(params, "per_file", None),
         )
-        return answer_data(answer)
+        return answer_data(fit_answer(answer, budget))
 
     def read(params: dict[str, str], _: list[str]) -> dict[str, Any]:
         reading = service.read(

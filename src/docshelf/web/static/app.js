@@ -332,10 +332,13 @@
         hit.more ? el("span", { class: "more" }, `+${hit.more} more in this file`) : null,
         commit(hit.ref || answer.ref)),
       crumbs.length ? el("div", { class: "crumbs" }, crumbs.join(" › ")) : null,
-      el("div", { class: "excerpt" }, highlighted(hit.content, words)));
+      hit.cut
+        ? el("div", { class: "excerpt muted" }, "Text left out to keep the answer short: open the hit to read it.")
+        : el("div", { class: "excerpt" }, highlighted(hit.content, words)));
       list.append(el("li", {}, link));
     });
-    if (!hits.length) list.append(el("li", { class: "muted" }, "Nothing matched. Try other words, or a wider path."));
+    if (answer.left_out) list.append(el("li", { class: "muted" }, `${answer.left_out} more hit${answer.left_out === 1 ? "" : "s"} left out to keep the answer short: ask for fewer, or a narrower path.`));
+    if (!hits.length && !answer.left_out) list.append(el("li", { class: "muted" }, "Nothing matched. Try other words, or a wider path."));
   }
 
   function select(i, focus) {
