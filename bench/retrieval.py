@@ -38,9 +38,10 @@ unreadable) are listed; none is, in these sets.
 
 Method: every query of the set is asked through `Searcher(store, embedder).rank(query, workspace,
 ref, 10, mode)` for mode hybrid (the default), vector and text: the ranking, candidate depth and
-distinct-passage step of `docshelf search`, with the constants in src/docshelf/search.py. The
-query embeddings are computed once per query (a caching wrapper around the embedder) and shared
-by the modes and the sweep. From the 10 excerpts:
+distinct-passage step of `docshelf search` (neighbouring excerpts of a file joined), with the
+constants in src/docshelf/search.py, and no bound per file (bench/answers.py measures
+per_file). The query embeddings are computed once per query (a caching wrapper around the
+embedder) and shared by the modes and the sweep. From the 10 excerpts:
 - file Hit@5: 1 when any of the first 5 excerpts is from a file the qrels name, else 0;
 - MRR@10: 1 / the rank of the first excerpt (of 10) from such a file, 0 when none is;
 - span recall@5 (sets with spans.jsonl): the share of the query's gold spans that some of the
@@ -102,7 +103,7 @@ import torch
 from platformdirs import user_cache_dir
 
 from docshelf import search as ranking
-from docshelf.chunking.text import prepare
+from docshelf.chunking.text import prepare, text_lines
 from docshelf.embedders.local import LocalEmbedder
 from docshelf.indexer import Indexer, IndexResult, Progress, content_hash
 from docshelf.rows import StoredHit, Vector
@@ -566,12 +567,35 @@ Ranked = list[tuple[StoredHit, float]]
 Rewrite = Callable[[Ranked], Ranked]
 
 
+def _same_passages(a: Sequence[Hit], b: Sequence[Hit]) -> bool:
+    """Whether a replay gave what the search did: the same excerpts, in order (the search also
+    names the workspace and ref; a score may differ in its last bits, as numpy sums a cosine in
+    another order, and `more` by a candidate tied at the search's depth)."""
+    return len(a) == len(b) and all(
+        (x.path, x.start_line, x.end_line, x.content)
+        == (y.path, y.start_line, y.end_line, y.content)
+        and math.isclose(x.score, y.score, abs_tol=1e-4)
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def file_lines(indexed: Indexed) -> ranking.LinesOf:
+    """A file's lines at the indexed ref, as Searcher.rank reads them to join excerpts."""
+
+    def lines_of(_: str, path: str) -> list[str] | None:
+        text = indexed.store.file_text(indexed.workspace, indexed.ref, path)
+        return None if text is None else text_lines(text)
+
+    return lines_of
+
+
 def replay(
     vector: Sequence[StoredHit],
     text: Sequence[StoredHit],
     fusion: Fusion,
     rewrite: Rewrite | None = None,
     fuser: Fuser | None = None,
+    lines_of: ranking.LinesOf | None = None,
 ) -> list[Hit]:
     """What Searcher.rank(query, workspace, ref, MRR_K, "hybrid") returns with `fusion`, from deeper
     candidate lists (their prefixes are what the store returns at a smaller depth)."""
@@ -584,7 +608,7 @@ def replay(
     fused = fuser(v, t, fusion)
     if rewrite is not None:
         fused = rewrite(fused)
-    return ranking.distinct(fused, MRR_K)
+    return ranking.distinct(fused, MRR_K, lines_of=lines_of)
 
 
 def file_boost(weight: float) -> Rewrite:
@@ -735,6 +759,7 @@ def sweep(results: Sequence[SetResult]) -> list[tuple[Trial, dict[str, Scores]]]
                     trial.fusion,
                     trial.rewrite,
                     trial.fuser,
+                    file_lines(result.indexed),
                 )
                 for q, _ in result.questions.queries
             }
@@ -851,7 +876,11 @@ def run_set(
     if sweep:
         candidates = fetch_candidates(indexed, embedder, questions)
         for q, _ in questions.queries:  # the sweep's replay is the search, or its figures lie
-            if replay(candidates.vector[q], candidates.text[q], Fusion()) != hybrid[q]:
+            lines_of = file_lines(indexed)
+            replayed = replay(
+                candidates.vector[q], candidates.text[q], Fusion(), None, None, lines_of
+            )
+            if not _same_passages(replayed, hybrid[q]):
                 raise SystemExit(f"{spec.name} {q}: the replayed ranking differs from the search")
     return SetResult(spec, kind, indexed, questions, judge, rows, ms, hybrid, candidates)
 
