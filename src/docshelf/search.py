@@ -249,16 +249,7 @@ def check_top_k(top_k: object) -> int:
         ConfigError: anything else, with the bound in the message.
     """
     bound = f"{term('top_k')} must be a whole number from {MIN_TOP_K} to {MAX_TOP_K}"
-    if isinstance(top_k, bool) or not isinstance(top_k, int | float):
-        raise ConfigError(f"{bound}; got {shown_value(top_k)}")
-    if isinstance(top_k, float) and not (math.isfinite(top_k) and top_k.is_integer()):
-        raise ConfigError(f"{bound}; got {top_k!r}")
-    value = int(top_k)
-    if not MIN_TOP_K <= value <= MAX_TOP_K:
-        raise ConfigError(
-            f"{bound}; got {shown_int(value)}. Ask again with {term('top_k')} in that range"
-        )
-    return value
+    return _whole_number(top_k, "top_k", MIN_TOP_K, MAX_TOP_K, bound)
 
 
 def check_per_file(per_file: object, top_k: int) -> int:
@@ -274,16 +265,7 @@ def check_per_file(per_file: object, top_k: int) -> int:
         f"{term('per_file')} must be a whole number from {MIN_PER_FILE} to {term('top_k')} "
         f"({top_k})"
     )
-    if isinstance(per_file, bool) or not isinstance(per_file, int | float):
-        raise ConfigError(f"{bound}; got {shown_value(per_file)}")
-    if isinstance(per_file, float) and not (math.isfinite(per_file) and per_file.is_integer()):
-        raise ConfigError(f"{bound}; got {per_file!r}")
-    value = int(per_file)
-    if not MIN_PER_FILE <= value <= top_k:
-        raise ConfigError(
-            f"{bound}; got {shown_int(value)}. Ask again with {term('per_file')} in that range"
-        )
-    return value
+    return _whole_number(per_file, "per_file", MIN_PER_FILE, top_k, bound)
 
 
 def check_max_tokens(max_tokens: object) -> int:
@@ -299,18 +281,22 @@ def check_max_tokens(max_tokens: object) -> int:
         f"{term('max_tokens')} must be a whole number from {MIN_MAX_TOKENS} (one excerpt and its "
         f"header) to {MAX_MAX_TOKENS}"
     )
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int | float):
-        raise ConfigError(f"{bound}; got {shown_value(max_tokens)}")
-    if isinstance(max_tokens, float) and not (
-        math.isfinite(max_tokens) and max_tokens.is_integer()
-    ):
-        raise ConfigError(f"{bound}; got {max_tokens!r}")
-    value = int(max_tokens)
-    if not MIN_MAX_TOKENS <= value <= MAX_MAX_TOKENS:
+    return _whole_number(max_tokens, "max_tokens", MIN_MAX_TOKENS, MAX_MAX_TOKENS, bound)
+
+
+def _whole_number(value: object, name: str, low: int, high: int, bound: str) -> int:
+    """`value` as an int from `low` to `high`: a whole float counts; a fractional one, a string
+    or a bool is refused with `bound`, never clamped."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{bound}; got {shown_value(value)}")
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise ConfigError(f"{bound}; got {value!r}")
+    number = int(value)
+    if not low <= number <= high:
         raise ConfigError(
-            f"{bound}; got {shown_int(value)}. Ask again with {term('max_tokens')} in that range"
+            f"{bound}; got {shown_int(number)}. Ask again with {term(name)} in that range"
         )
-    return value
+    return number
 
 
 def tokens_of(text: str) -> int:
