@@ -73,6 +73,8 @@ def test_stdio_serves_the_real_model_s_answer_and_pins_with_ref(repo: Repo, tmp_
     errlog = (tmp_path / "stderr.txt").open("w")
     env = {"HF_HUB_OFFLINE": "1", "PATH": os.environ["PATH"]}
 
+    repeats: list[tuple[bool, bool]] = []
+
     async def session(*more: str) -> tuple[str, CallToolResult, CallToolResult]:
         params = StdioServerParameters(
             command=str(DOCSHELF), args=serve_args(repo, store, *more), env=env
@@ -83,9 +85,14 @@ def test_stdio_serves_the_real_model_s_answer_and_pins_with_ref(repo: Repo, tmp_
             found = await connected.call_tool("docs_search", asked)
             hit = found.structured_content["hits"][0]
             read = await connected.call_tool("docs_read", {"path": hit["path"]})
+            # The stdio client is one session: a passage it was shown comes back as a citation.
+            for again in (asked, {**asked, "repeat": True}):
+                answer = (await connected.call_tool("docs_search", again)).structured_content
+                repeats.append((answer["hits"][0]["repeated"], answer["hits"][0]["content"] == ""))
             return tool.description or "", found, read
 
     description, current, current_read = anyio.run(session)
+    assert repeats == [(True, True), (False, False)]
     pinned_description, pinned, pinned_read = anyio.run(session, "--ref", "HEAD~1")
     errlog.close()
     # docs_read gives each commit's own lines of the file the hit names, as git holds them.

@@ -37,7 +37,8 @@ SURROGATE = "query must be valid Unicode text; character"
 UNKNOWN = (
     "docs_search takes query (the question), top_k (how many excerpts, 1 to 20), per_file (at "
     "most so many excerpts of one file, 1 to top_k), max_tokens (the most tokens the answer may "
-    "take, 1000 to 25000) and path (a folder, file or glob of the docs) only"
+    "take, 1000 to 25000), path (a folder, file or glob of the docs) and repeat (true to see "
+    "again what this session was shown) only"
 )
 MEGABYTE = 1024 * 1024
 
@@ -77,7 +78,14 @@ REFUSED: list[tuple[dict[str, Any], str]] = [
 
 def test_the_input_schema_refuses_unknown_arguments_as_the_tool_does() -> None:
     assert INPUT_SCHEMA["additionalProperties"] is False
-    assert set(INPUT_SCHEMA["properties"]) == {"query", "top_k", "per_file", "max_tokens", "path"}
+    assert set(INPUT_SCHEMA["properties"]) == {
+        "query",
+        "top_k",
+        "per_file",
+        "max_tokens",
+        "path",
+        "repeat",
+    }
 
 
 @pytest.fixture

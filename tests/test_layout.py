@@ -22,6 +22,7 @@ RANK = {
     "present": 7,
     "app": 6,
     "search": 5,
+    "answers": 4,
     "reading": 4,
     "paths": 3,
     "indexer": 3,

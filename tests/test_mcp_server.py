@@ -225,6 +225,7 @@ def test_a_search_answers_with_the_rendered_text_and_the_hits_as_structured_cont
         "ref",
         "more",
         "cut",
+        "repeated",
     }
     assert {(h["workspace"], h["ref"]) for h in structured["hits"]} == {(WORKSPACE, A)}
 
@@ -730,3 +731,98 @@ def test_listen_refuses_a_port_in_use_with_what_to_do() -> None:
 def test_schemas_are_valid_json_schemas() -> None:
     jsonschema.Draft202012Validator.check_schema(INPUT_SCHEMA)
     jsonschema.Draft202012Validator.check_schema(OUTPUT_SCHEMA)
+
+
+# -- nothing repeated in a session --------------------------------------------------------------
+
+SEARCH = {"query": "payment gateway timeout", "top_k": 1}
+
+
+def repeats_of(results: list[CallToolResult]) -> list[tuple[bool, str]]:
+    """Each answer's first hit: whether it came back as shown earlier, and its text."""
+    return [
+        (r.structured_content["hits"][0]["repeated"], r.structured_content["hits"][0]["content"])
+        for r in results
+    ]
+
+
+def test_a_passage_shown_earlier_in_a_session_comes_back_as_its_citation_unless_asked_again(
+    service: Service,
+) -> None:
+    # A session of the handshake protocol (a client of the protocol without sessions: below).
+    mode = "legacy"
+    assert service.indexer is not None
+    service.indexer.index(A)
+    server = build_server(service)
+
+    async def session() -> list[CallToolResult]:
+        async with Client(server, mode=mode) as connected:
+            return [
+                await connected.call_tool("docs_search", SEARCH),
+                await connected.call_tool("docs_search", SEARCH),
+                await connected.call_tool("docs_search", {**SEARCH, "repeat": True}),
+                await connected.call_tool("docs_search", {**SEARCH, "repeat": "yes"}),
+            ]
+
+    first, again, asked, refused = run(session)
+    (shown, text), (repeated, nothing), (whole, text_again) = repeats_of([first, again, asked])
+    assert not shown and "raise the timeout to 30 seconds" in text
+    assert repeated and nothing == ""
+    assert "[shown earlier in this session; ask with repeat: true to see it again]" in text_of(
+        again
+    )
+    assert "docs/runbooks/payments.md:" in text_of(again)  # the citation stays
+    assert not whole and text_again == text
+    assert refused.is_error and "repeat must be true or false; got 'yes'" in text_of(refused)
+    # Another session was shown nothing yet.
+    (other,) = repeats_of([run(call, server, SEARCH, mode=mode)])
+    assert other == (False, text)
+
+    async def sessionless() -> list[CallToolResult]:
+        async with Client(server, mode="auto") as connected:
+            return [await connected.call_tool("docs_search", SEARCH) for _ in range(2)]
+
+    assert [r for r, _ in repeats_of(run(sessionless))] == [False, False]
+
+
+def test_a_new_commit_s_passage_is_a_new_passage_for_the_session(
+    sqlite_service: Service,
+) -> None:
+    assert sqlite_service.indexer is not None
+    sqlite_service.indexer.index(A)
+    server = build_server(sqlite_service)
+
+    async def session() -> list[CallToolResult]:
+        async with Client(server) as connected:
+            before = await connected.call_tool("docs_search", SEARCH)
+            assert sqlite_service.indexer is not None
+            sqlite_service.indexer.index(B)  # a sync moves current to B
+            return [before, await connected.call_tool("docs_search", SEARCH)]
+
+    before, after = run(session)
+    assert after.structured_content["ref"] == B
+    assert repeats_of([before, after])[1][0] is False
+
+
+def test_over_http_each_mcp_session_has_its_own_memory(sqlite_service: Service) -> None:
+    assert sqlite_service.indexer is not None
+    sqlite_service.indexer.index(A)
+    with http_server(sqlite_service) as (url, _):
+
+        async def session(mode: str) -> list[CallToolResult]:
+            async with (
+                httpx2.AsyncClient() as http,
+                Client(streamable_http_client(url, http_client=http), mode=mode) as connected,
+            ):
+                return [
+                    await connected.call_tool("docs_search", SEARCH),
+                    await connected.call_tool("docs_search", SEARCH),
+                ]
+
+        legacy = repeats_of(run(session, "legacy"))
+        other = repeats_of(run(session, "legacy"))
+        stateless = repeats_of(run(session, "auto"))
+    assert [r for r, _ in legacy] == [False, True]  # one session: the second is a repeat
+    assert [r for r, _ in other] == [False, True]  # a new session starts afresh
+    # A client of the protocol without sessions: no call knows another's.
+    assert [r for r, _ in stateless] == [False, False]

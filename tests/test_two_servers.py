@@ -35,7 +35,8 @@ def test_two_servers_index_each_commit_once_and_keep_each_other_s_pins(
     repo = ReleaseRepo(tmp_path / "shop", copies=COPIES)
     first = repo.release()
     sync = ("--sync-interval", "1")
-    query = {"query": "who owns checkout?", "top_k": 5}
+    # The pinned session asks again and again: each answer is checked whole (repeat).
+    query = {"query": "who owns checkout?", "top_k": 5, "repeat": True}
     with (
         serve(repo.path, postgres_url, tmp_path / "a.log", *sync) as a,
         serve(repo.path, postgres_url, tmp_path / "b.log", *sync) as b,

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from docshelf.chunking.text import utf8_size
+from docshelf.answers import answer_data, fit_answer, render_answer
 from docshelf.config import READ_MAX_BYTES, READ_MAX_LINES
 from docshelf.errors import (
     TERMS,
@@ -39,14 +39,20 @@ from docshelf.reading import (
     WorkspaceOverview,
     outline_file_lines,
 )
-from docshelf.search import Hit, tokens_of
-from docshelf.shown import SHORT_REF, SHOWN_INT_DIGITS, clip, plural, short_ref, shown
+from docshelf.shown import (
+    SHORT_REF,
+    SHOWN_INT_DIGITS,
+    clip,
+    plural,
+    short_ref,
+    shown,
+    shown_value,
+)
 from docshelf.workspace import Layout
 
 if TYPE_CHECKING:
     from docshelf.app import IndexResult
     from docshelf.app.status import ServiceState, WorkspaceState
-    from docshelf.search import Answer
 
 __all__ = [
     "CLI",
@@ -59,6 +65,7 @@ __all__ = [
     "clip",
     "describe_docs",
     "failure_text",
+    "fit_answer",
     "http_status",
     "index_data",
     "outline_data",
@@ -71,6 +78,7 @@ __all__ = [
     "render_status",
     "short_ref",
     "shown",
+    "shown_value",
     "status_data",
 ]
 
@@ -194,120 +202,6 @@ def http_status(e: DocshelfError) -> int:
 
 
 # -- answers ----------------------------------------------------------------------------------
-
-
-def render_answer(answer: Answer) -> str:
-    """The answer as text: a header, then each excerpt with its path, line range and heading
-    (and its workspace, when the answer comes from several), then its text, or the line that
-    says its text was left out for the answer's max_tokens; then what was left out whole."""
-    lines = [_header(answer, answer.query)]
-    several = len(answer.refs) > 1
-    for i, hit in enumerate(answer.hits, start=1):
-        lines += _excerpt(i, hit, several, answer.max_tokens)
-    if answer.left_out:
-        lines += ["", _left_out(answer.left_out, answer.max_tokens)]
-    return "\n".join(lines) + "\n"
-
-
-def _header(answer: Answer, query: str) -> str:
-    several = len(answer.refs) > 1
-    if several:
-        at = "of " + ", ".join(
-            f"{name} at commit {short_ref(ref)}" for name, ref in answer.refs.items()
-        )
-    else:
-        at = f"at commit {short_ref(answer.ref)}"
-    count = len(answer.hits) + answer.left_out
-    header = f"{plural(count, 'excerpt')} for {query!r} from the documentation {at}" + (
-        "" if count else ": nothing matched; try other words"
-    )
-    return f"{answer.note}\n\n{header}" if answer.note else header
-
-
-def _excerpt(i: int, hit: Hit, several: bool, max_tokens: int | None) -> list[str]:
-    where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
-    if several:
-        where = f"{hit.workspace}: {where}"
-    heading = f" ({hit.heading})" if hit.heading else ""
-    more = f" [{plural(hit.more, 'more passage')} of this file matched]" if hit.more else ""
-    if hit.cut:
-        text = (
-            f"[text left out to keep this answer within {max_tokens} tokens: read lines "
-            f"{hit.start_line}-{hit.end_line} of {hit.path}]"
-        )
-    else:
-        text = hit.content.rstrip()
-    return ["", f"[{i}] {where}{heading}{more}", text]
-
-
-def _left_out(count: int, max_tokens: int | None) -> str:
-    return (
-        f"[{plural(count, 'more excerpt')} left out to keep this answer within {max_tokens} "
-        "tokens: ask for fewer, or search a narrower path]"
-    )
-
-
-# A query echoed in the header of an answer that would not fit its budget is cut to this many
-# characters (a query may hold 4,000).
-_SHORT_QUERY_CHARS = 200
-
-
-def fit_answer(answer: Answer, max_tokens: int) -> Answer:
-    """`answer` made to render within `max_tokens` (search.tokens_of): its excerpts in order,
-    each whole while the whole answer fits, else its citation alone (text cut), and from the
-    first whose citation does not fit, the rest left out (counted). A query too long to echo is
-    cut (in the header and in `query`). Never more than the budget, whatever the docs hold."""
-    query = answer.query
-    fitted = dataclasses.replace(answer, hits=[], max_tokens=max_tokens, left_out=0)
-    several = len(answer.refs) > 1
-
-    def frame(q: str) -> int:
-        """What the answer costs around its excerpts: the header, and its last line at worst."""
-        closing = _left_out(len(answer.hits), max_tokens)
-        return tokens_of(_header(fitted, q) + "\n\n" + closing + "\n") + 1
-
-    if frame(query) > max_tokens:
-        query = query[: _SHORT_QUERY_CHARS - 1] + "…"
-    used = frame(query) * 4  # in bytes, as tokens_of counts them
-    budget = max_tokens * 4
-    kept: list[Hit] = []
-    for i, found in enumerate(answer.hits, start=1):
-        hit = found
-        size = 1 + utf8_size("\n".join(_excerpt(i, hit, several, max_tokens)))
-        if used + size > budget:
-            hit = dataclasses.replace(found, content="", cut=True)
-            size = 1 + utf8_size("\n".join(_excerpt(i, hit, several, max_tokens)))
-            if used + size > budget:
-                break
-        kept.append(hit)
-        used += size
-    return dataclasses.replace(
-        answer,
-        query=query,
-        hits=kept,
-        max_tokens=max_tokens,
-        left_out=len(answer.hits) - len(kept),
-    )
-
-
-def answer_data(answer: Answer) -> dict[str, Any]:
-    """An answer as JSON (docs_search's structured content, /api/search, `docshelf search
-    --json`): with several workspaces `workspace` and `ref` are null and `refs` names each
-    workspace's commit."""
-    data: dict[str, Any] = {
-        "workspace": answer.workspace or None,
-        "ref": answer.ref or None,
-        "query": answer.query,
-        "mode": answer.mode,
-        "note": answer.note,
-        "hits": [dataclasses.asdict(hit) for hit in answer.hits],
-    }
-    if answer.refs:
-        data["refs"] = dict(answer.refs)
-    if answer.max_tokens is not None:
-        data["max_tokens"] = answer.max_tokens
-        data["left_out"] = answer.left_out
-    return data
 
 
 # -- reading and outlines ---------------------------------------------------------------------

@@ -22,21 +22,68 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from docshelf.chunking.text import text_lines, utf8_size
-from docshelf.config import MAX_CHUNK_BYTES, READ_MAX_BYTES, READ_MAX_LINES
+from docshelf.answers import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_PER_FILE,
+    MAX_MAX_TOKENS,
+    MERGE_LINES,
+    MIN_MAX_TOKENS,
+    MIN_PER_FILE,
+    MODES,
+    Answer,
+    Hit,
+    LinesOf,
+    Mode,
+    distinct,
+    tokens_of,
+)
+from docshelf.chunking.text import text_lines
 from docshelf.errors import ConfigError, term
 from docshelf.shown import shown_int, shown_value
 
 if TYPE_CHECKING:  # numpy stays out of `docshelf --help`, which imports this module's bounds
     from docshelf.rows import StoredHit, Vector
 
-Mode = Literal["hybrid", "vector", "text"]
-MODES: tuple[Mode, ...] = ("hybrid", "vector", "text")
+# This module's names, and the answer's (answers.py) that callers name through it.
+__all__ = [
+    "CANDIDATES",
+    "CANDIDATES_PER_HIT",
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_PER_FILE",
+    "DEFAULT_TOP_K",
+    "MAX_MAX_TOKENS",
+    "MAX_QUERY_CHARS",
+    "MAX_TOP_K",
+    "MERGE_LINES",
+    "MIN_MAX_TOKENS",
+    "MIN_PER_FILE",
+    "MIN_TOP_K",
+    "MODES",
+    "Answer",
+    "Fusion",
+    "Hit",
+    "LinesOf",
+    "Mode",
+    "QueryEmbedder",
+    "Scope",
+    "SearchStore",
+    "Searcher",
+    "check_max_tokens",
+    "check_mode",
+    "check_per_file",
+    "check_query",
+    "check_top_k",
+    "distinct",
+    "fuse",
+    "fuse_scores",
+    "tokens_of",
+]
+
 
 # How many excerpts a search returns: enough for an answer and its context, few enough that the
 # tool's answer stays a small part of the model's context window (20 excerpts of at most about
@@ -44,34 +91,6 @@ MODES: tuple[Mode, ...] = ("hybrid", "vector", "text")
 MIN_TOP_K = 1
 MAX_TOP_K = 20
 DEFAULT_TOP_K = 5
-
-# At most so many excerpts of one file in an answer, unless the call asks for another number
-# (1..top_k), so that one long file cannot fill an answer; its other passages are counted on its
-# hits (`more`), so a reader knows to read it. Chosen by cross-validation on the three shared sets
-# (bench/answers.py, BENCHMARKS.md "Answers sized for an agent"): on two sets of each fold, the
-# setting that no set scores worse on Hit@5, MRR@10 and span recall@5 and scores best; 4 in two
-# folds, no bound in the third, and no fold worse. Fewer cost span recall where the answer is
-# several passages of one file (chroma-chunking: 0.874 without a bound, 0.867 at 2, 0.741 at 1
-# with joins), though 1 finds more files (AWS Hit@5 0.860 against 0.840).
-DEFAULT_PER_FILE = 4
-MIN_PER_FILE = 1
-
-# Excerpts of one file whose lines overlap or lie within so many lines of each other (blank lines
-# only between them) are one excerpt over the joined lines, scored as the best of them, bounded
-# as a read is (READ_MAX_LINES, READ_MAX_BYTES). 1, the blank line between two sections: every
-# fold chose it (2, 3 and 5 score the same, 0 less: chroma span recall 0.918 at 0, 0.928 at 1,
-# per_file 4).
-MERGE_LINES = 1
-
-# The most tokens a rendered answer (docs_search's text, `docshelf search`, the web page's) may
-# take, counted as its UTF-8 bytes / 4, rounded up: excerpts past it keep their citation and
-# heading and lose their text, then whole excerpts are left out, each said. An agent pays for
-# every token; Claude Code refuses a tool result over 25,000 by default. The default is chosen by
-# measurement (bench/answers.py, BENCHMARKS.md "Answers sized for an agent"); the least is one
-# excerpt of the largest chunk (2,000 bytes) with its citation and the answer's header.
-DEFAULT_MAX_TOKENS = 5_000
-MIN_MAX_TOKENS = 1_000
-MAX_MAX_TOKENS = 25_000
 
 # The longest query, in characters, that a search accepts. The eval questions
 # (../shared/data/eval) are at most 191 characters; the embedding model reads its first 256
@@ -148,43 +167,6 @@ class QueryEmbedder(Protocol):
     def model_id(self) -> str: ...
 
     def embed(self, texts: list[str]) -> Vector: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One excerpt of an answer: `workspace` (its name as shown) and `ref` (the commit) say
-    where it comes from. `score` orders hits within one answer only."""
-
-    path: str
-    heading: str
-    start_line: int
-    end_line: int
-    score: float
-    content: str
-    workspace: str = ""
-    ref: str = ""
-    # How many more passages of the file matched the query than the answer shows of it.
-    more: int = 0
-    # The text was left out to keep the answer within its max_tokens (read the lines instead).
-    cut: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """The excerpts for a query at one ref; `note` says why the ref is not the one asked for.
-    An answer from several workspaces has `refs` (each workspace's commit, by its shown name),
-    and its `workspace` and `ref` are empty: each hit names its own."""
-
-    workspace: str
-    ref: str
-    query: str
-    mode: Mode
-    note: str | None
-    hits: list[Hit]
-    refs: dict[str, str] = field(default_factory=dict)
-    # The budget the answer was fitted to (present.fit_answer), and how many excerpts it left out.
-    max_tokens: int | None = None
-    left_out: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,11 +279,6 @@ def _whole_number(value: object, name: str, low: int, high: int, bound: str) -> 
             f"{bound}; got {shown_int(number)}. Ask again with {term(name)} in that range"
         )
     return number
-
-
-def tokens_of(text: str) -> int:
-    """Tokens as max_tokens counts them: UTF-8 bytes / 4, rounded up."""
-    return -(-utf8_size(text) // 4)
 
 
 def check_mode(mode: object, embedder: QueryEmbedder | None) -> Mode:
@@ -489,155 +466,3 @@ def _standardised(values: Sequence[float]) -> tuple[list[float], float]:
         return [1.0] * len(values), 0.0
     standard = [(v - mean) / spread for v in values]
     return standard, min(standard)
-
-
-# A file's lines at the ranked ref, by its workspace (the store's name) and path: what a gap
-# between two excerpts holds; None when the store keeps no text of it.
-LinesOf = Callable[[str, str], "Sequence[str] | None"]
-
-
-@dataclass(slots=True, eq=False)  # compared by identity: two excerpts are never the same one
-class _Excerpt:
-    """An excerpt being made: the best candidate it started from, and its lines (start..end)."""
-
-    hit: StoredHit
-    score: float
-    start: int
-    end: int
-    lines: list[str]
-
-
-def distinct(
-    ranked: Sequence[tuple[StoredHit, float]],
-    k: int,
-    per_file: int | None = None,
-    merge_lines: int = MERGE_LINES,
-    lines_of: LinesOf | None = None,
-) -> list[Hit]:
-    """The answer's excerpts from `ranked` (best first): at most `k`, at most `per_file` of one
-    file (None: no bound), no two the same passage.
-
-    A candidate whose lines overlap an excerpt of its file, or lie within `merge_lines` lines of
-    it with only blank lines between (`lines_of` says), joins it: one excerpt over the joined
-    lines, scored as the best, when the lines can be told exactly (the same text where they
-    overlap, no line longer than a chunk) and the whole stays within a read's bounds; else a
-    candidate overlapping an excerpt is dropped as the same passage. A file's candidates the
-    answer leaves out (past `per_file`, or once it is full) are counted on its hits (`more`)."""
-    kept: list[_Excerpt] = []
-    of_file: dict[tuple[str, str], list[_Excerpt]] = {}
-    counted: dict[tuple[str, str], list[tuple[int, int]]] = {}  # the passages left out, by file
-    known: dict[tuple[str, str], Sequence[str] | None] = {}
-    reach = merge_lines + 1
-    for hit, score in ranked:
-        key = (hit.workspace, hit.path)
-        mine = of_file.get(key, [])
-        full = len(kept) == k
-        near = [
-            e for e in mine if hit.start_line <= e.end + reach and e.start <= hit.end_line + reach
-        ]
-        if near:
-            if not full and lines_of is not None:
-                if key not in known:
-                    known[key] = lines_of(*key)
-                if _join(near[0], hit, known[key]):
-                    _absorb(near[0], mine, kept, known[key], reach)
-                    continue
-            if any(hit.start_line <= e.end and e.start <= hit.end_line for e in near):
-                continue  # the same passage as one shown
-            if full:
-                continue  # beside one shown: its context, not another passage
-        if full or (per_file is not None and len(mine) >= per_file):
-            if mine:  # a passage of a file shown, left out
-                ranges = counted.setdefault(key, [])
-                if not any(hit.start_line <= b and a <= hit.end_line for a, b in ranges):
-                    ranges.append((hit.start_line, hit.end_line))
-            continue
-        lines = hit.content.split("\n")
-        excerpt = _Excerpt(hit, score, hit.start_line, hit.end_line, lines)
-        kept.append(excerpt)
-        of_file.setdefault(key, []).append(excerpt)
-    return [
-        Hit(
-            e.hit.path,
-            e.hit.heading,
-            e.start,
-            e.end,
-            float(e.score),
-            "\n".join(e.lines),
-            e.hit.workspace,
-            more=len(counted.get((e.hit.workspace, e.hit.path), ())),
-        )
-        for e in kept
-    ]
-
-
-def _join(excerpt: _Excerpt, hit: StoredHit, raw: Sequence[str] | None) -> bool:
-    """Join `hit` to `excerpt` (in place) when their joined lines can be told exactly: lines
-    each holds in full (none of the file's lines longer than a chunk), the same text where they
-    overlap, only blank lines of the file between; within a read's bounds."""
-    first, last = min(excerpt.start, hit.start_line), max(excerpt.end, hit.end_line)
-    theirs = hit.content.split("\n")
-    if (
-        raw is None
-        or last > len(raw)
-        or last - first + 1 > READ_MAX_LINES
-        or len(theirs) != hit.end_line - hit.start_line + 1
-        or any(utf8_size(line) > MAX_CHUNK_BYTES for line in raw[first - 1 : last])
-    ):
-        return False
-    joined: list[str] = []
-    for number in range(first, last + 1):
-        mine = (
-            excerpt.lines[number - excerpt.start]
-            if excerpt.start <= number <= excerpt.end
-            else None
-        )
-        other = (
-            theirs[number - hit.start_line] if hit.start_line <= number <= hit.end_line else None
-        )
-        if mine is not None and other is not None and mine != other:
-            return False
-        line = mine if mine is not None else other
-        if line is None:
-            if raw[number - 1].strip():
-                return False  # text between them: two passages
-            line = ""
-        joined.append(line)
-    if utf8_size("\n".join(joined)) > READ_MAX_BYTES:
-        return False
-    excerpt.start, excerpt.end, excerpt.lines = first, last, joined
-    return True
-
-
-def _absorb(
-    excerpt: _Excerpt,
-    mine: list[_Excerpt],
-    kept: list[_Excerpt],
-    raw: Sequence[str] | None,
-    reach: int,
-) -> None:
-    """After `excerpt` grew: join to it the other excerpts of its file it now reaches (a
-    candidate between two shown ones). Two joined keep the better one's place and score; the
-    other gives its place in the answer back."""
-    grown = excerpt
-    for other in list(mine):
-        if (
-            other is grown
-            or other not in mine
-            or not (other.start <= grown.end + reach and grown.start <= other.end + reach)
-        ):
-            continue
-        first, second = (other, grown) if kept.index(other) < kept.index(grown) else (grown, other)
-        if _join(first, _as_hit(second), raw):
-            mine.remove(second)
-            kept.remove(second)
-            grown = first
-
-
-def _as_hit(excerpt: _Excerpt) -> StoredHit:
-    return dataclasses.replace(
-        excerpt.hit,
-        start_line=excerpt.start,
-        end_line=excerpt.end,
-        content="\n".join(excerpt.lines),
-    )

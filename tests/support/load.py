@@ -202,7 +202,9 @@ class Load:
                         calls += 1
                         started = time.perf_counter()
                         result = await client.call_tool(
-                            "docs_search", {"query": query, "top_k": TOP_K}
+                            # Each answer is checked whole: passages shown earlier too.
+                            "docs_search",
+                            {"query": query, "top_k": TOP_K, "repeat": True},
                         )
                         self._record(i, started, read_answer(result))
             except Exception as e:  # a transport or protocol failure is a failed call
@@ -279,7 +281,7 @@ def _text(log: Path) -> str:
 async def answered_ref(url: str, query: str = "release marker") -> str | None:
     """The commit one call answers from, or None when it fails."""
     async with Client(streamable_http_client(url), mode="legacy") as client:
-        result = await client.call_tool("docs_search", {"query": query, "top_k": 1})
+        result = await client.call_tool("docs_search", {"query": query, "top_k": 1, "repeat": True})
     if result.is_error or result.structured_content is None:
         return None
     ref = result.structured_content["ref"]

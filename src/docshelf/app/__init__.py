@@ -49,6 +49,7 @@ from docshelf.search import (
     MIN_TOP_K,
     MODES,
     Answer,
+    Hit,
     check_max_tokens,
 )
 from docshelf.workspace import DocFile, Skipped, read_local
@@ -81,6 +82,7 @@ __all__ = [
     "SEARCH_ATTEMPTS",
     "Answer",
     "DocsOutline",
+    "Hit",
     "Pins",
     "Reading",
     "Served",

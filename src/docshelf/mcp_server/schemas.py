@@ -70,6 +70,12 @@ INPUT_SCHEMA: dict[str, Any] = {
             "lines with docs_read.",
         },
         "path": _SEARCH_PATH,
+        "repeat": {
+            "type": "boolean",
+            "default": False,
+            "description": "Show passages this session was shown earlier again. Without it, such "
+            "a passage comes back as its citation and heading, marked shown earlier.",
+        },
     },
     "required": ["query"],
     "additionalProperties": False,
@@ -127,6 +133,10 @@ _HIT_PROPERTIES = {
     "cut": {
         "type": "boolean",
         "description": "The text was left out to keep the answer within max_tokens.",
+    },
+    "repeated": {
+        "type": "boolean",
+        "description": "The text was left out: this session was shown these lines earlier.",
     },
     "more": {
         "type": "integer",

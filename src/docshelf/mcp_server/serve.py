@@ -139,7 +139,7 @@ def serve(
         background = _Background(service, sync_interval)
         try:
             if http is None or sock is None:
-                server = build_server(service, ref=commit)
+                server = build_server(service, ref=commit, one_session=True)
                 anyio.run(_serve_stdio, server, background.start, release)
             else:
                 background.start()

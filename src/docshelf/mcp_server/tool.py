@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
 import anyio
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
@@ -51,13 +55,14 @@ from docshelf.app import (
     READ_MAX_LINES,
     Answer,
     DocsOutline,
+    Hit,
     Pins,
     Reading,
     Service,
     WorkspaceOverview,
     check_max_tokens,
 )
-from docshelf.errors import DocshelfError
+from docshelf.errors import ConfigError, DocshelfError
 from docshelf.mcp_server.schemas import (
     INPUT_SCHEMA,
     OUTLINE_OUTPUT_SCHEMA,
@@ -81,6 +86,7 @@ from docshelf.present import (
     render_reading,
     short_ref,
     shown,
+    shown_value,
 )
 
 log = logging.getLogger("docshelf.mcp")
@@ -155,7 +161,9 @@ def _search_words(what: str, text_only: bool) -> str:
         f"{matching} Returns up to top_k excerpts (default {DEFAULT_TOP_K}, at most "
         f"{MAX_TOP_K}), each with its file path, line range and section heading; cite them as "
         f"path:lines. The answer keeps within max_tokens (default {DEFAULT_MAX_TOKENS}; UTF-8 "
-        "bytes / 4): past it, excerpts keep their citation and lose their text. "
+        "bytes / 4): past it, excerpts keep their citation and lose their text. A passage this "
+        "session was shown earlier comes back as its citation only (repeat: true shows it "
+        "again). "
         f"At most per_file excerpts (default {DEFAULT_PER_FILE}) come from one file, "
         "and neighbouring passages of a file are joined; an excerpt that says more passages of "
         f"its file matched is worth reading whole with {READ_TOOL}. Give path to search one "
@@ -244,6 +252,7 @@ _ARGUMENT_WORDS = {
     "top_k": f"how many excerpts, {MIN_TOP_K} to {MAX_TOP_K}",
     "per_file": "at most so many excerpts of one file, 1 to top_k",
     "max_tokens": f"the most tokens the answer may take, {MIN_MAX_TOKENS} to {MAX_MAX_TOKENS}",
+    "repeat": "true to see again what this session was shown",
     "path": "a folder, file or glob of the docs",
     "workspace": "which repository",
     "start_line": "the first line",
@@ -256,6 +265,54 @@ def _pinned_view(view: WorkspaceOverview, ref: Pins, label: str) -> WorkspaceOve
     """The view named by the commit a session is pinned to."""
     pinned = ref if isinstance(ref, str) else (ref or {}).get(label)
     return view if pinned is None else dataclasses.replace(view, ref=pinned)
+
+
+class Shown:
+    """The passages one MCP session was shown (by workspace, commit and path: their line
+    ranges), so that a later answer gives a passage it holds as its citation only. A new commit's
+    passage is a new passage. Calls of one session may run at once: a lock keeps it whole."""
+
+    def __init__(self) -> None:
+        self._ranges: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
+        self._lock = threading.Lock()
+
+    def hide_repeats(self, answer: Answer) -> Answer:
+        """`answer` with each excerpt this session was shown whole given as its citation."""
+        with self._lock:
+            hits = [
+                dataclasses.replace(hit, content="", repeated=True)
+                if any(
+                    a <= hit.start_line and hit.end_line <= b for a, b in self._seen(answer, hit)
+                )
+                else hit
+                for hit in answer.hits
+            ]
+        return dataclasses.replace(answer, hits=hits)
+
+    def remember(self, answer: Answer) -> None:
+        """Keep the excerpts of `answer` whose text it shows."""
+        with self._lock:
+            for hit in answer.hits:
+                if not (hit.cut or hit.repeated):
+                    self._seen(answer, hit).append((hit.start_line, hit.end_line))
+
+    def _seen(self, answer: Answer, hit: Hit) -> list[tuple[int, int]]:
+        key = (hit.workspace or answer.workspace, hit.ref or answer.ref, hit.path)
+        return self._ranges.setdefault(key, [])
+
+
+def check_repeat(repeat: object) -> bool:
+    """docs_search's `repeat`: true or false (false when absent).
+
+    Raises:
+        ConfigError: anything else.
+    """
+    if repeat is None or isinstance(repeat, bool):
+        return bool(repeat)
+    raise ConfigError(
+        f"repeat must be true or false; got {shown_value(repeat)}. Ask again with repeat: true "
+        "to see passages shown earlier in this session, or without it"
+    )
 
 
 class DocsTool:
@@ -330,10 +387,15 @@ class DocsTool:
         ]
 
     def call(
-        self, arguments: Mapping[str, Any], ref: Pins, tool: str = TOOL_NAME
+        self,
+        arguments: Mapping[str, Any],
+        ref: Pins,
+        tool: str = TOOL_NAME,
+        seen: Shown | None = None,
     ) -> CallToolResult:
         """One tool call; the arguments go to the service as they came, and an argument the
-        schema does not name is refused (a misspelt top_k must not pass for the default)."""
+        schema does not name is refused (a misspelt top_k must not pass for the default).
+        `seen`: what the call's session was shown, when it has one."""
         service = self._service
         schema = with_workspaces(_SCHEMAS[tool], service.labels)
         unknown = unknown_arguments(arguments, tool, schema)
@@ -344,6 +406,7 @@ class DocsTool:
         try:
             if tool == TOOL_NAME:
                 budget = check_max_tokens(arguments.get("max_tokens"))
+                repeat = check_repeat(arguments.get("repeat"))
                 answer = service.search(
                     arguments.get("query"),
                     arguments.get("top_k", DEFAULT_TOP_K),
@@ -352,7 +415,11 @@ class DocsTool:
                     workspace=label,
                     per_file=arguments.get("per_file"),
                 )
-                return answer_result(fit_answer(answer, budget))
+                if seen is None:
+                    return answer_result(fit_answer(answer, budget))
+                fitted = fit_answer(answer if repeat else seen.hide_repeats(answer), budget)
+                seen.remember(fitted)
+                return answer_result(fitted)
             if tool == READ_TOOL:
                 reading = service.read(
                     arguments.get("path"),
@@ -378,11 +445,52 @@ class DocsTool:
             )
 
 
-def build_server(service: Service, *, ref: Pins = None) -> Server[Any]:
+# An HTTP server remembers what so many sessions were shown, the most recently used (an idle
+# session ends after --session-idle-timeout; its memory goes when newer ones push it out).
+MAX_REMEMBERED_SESSIONS = 1_000
+
+
+class _Sessions:
+    """What each session was shown. A session is: the process's one client (stdio), an HTTP
+    request's MCP session (its Mcp-Session-Id), or the SDK's connection of a request made in
+    process. A request of the protocol without sessions (no id) has no memory."""
+
+    def __init__(self, one_session: bool) -> None:
+        self._only = Shown() if one_session else None
+        self._by_id: OrderedDict[str, Shown] = OrderedDict()
+        self._by_connection: weakref.WeakKeyDictionary[object, Shown] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def of(self, ctx: ServerRequestContext[Any, Any]) -> Shown | None:
+        if self._only is not None:
+            return self._only
+        with self._lock:
+            request = ctx.request
+            if isinstance(request, Request):
+                session_id = request.headers.get(MCP_SESSION_ID_HEADER)
+                if not session_id:
+                    return None
+                found = self._by_id.pop(session_id, None) or Shown()
+                self._by_id[session_id] = found
+                while len(self._by_id) > MAX_REMEMBERED_SESSIONS:
+                    self._by_id.popitem(last=False)
+                return found
+            # In process: the SDK's connection object (not public API) is the session's.
+            connection = getattr(ctx.session, "_connection", None)
+            if connection is None:
+                return None
+            if connection not in self._by_connection:
+                self._by_connection[connection] = Shown()
+            return self._by_connection[connection]
+
+
+def build_server(service: Service, *, ref: Pins = None, one_session: bool = False) -> Server[Any]:
     """The MCP server `docs` with its tools, answering each session from its own pins, else
     from `ref` (the server's pins: a full commit id, or one per workspace), else from the
-    current refs."""
+    current refs. `one_session`: every call is the one client's (stdio), which remembers what it
+    was shown."""
     tool = DocsTool(service, ref=ref)
+    sessions = _Sessions(one_session)
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None
@@ -400,7 +508,9 @@ def build_server(service: Service, *, ref: Pins = None) -> Server[Any]:
                 f"{', '.join(TOOL_NAMES)}",
             )
         arguments = params.arguments or {}
-        return await anyio.to_thread.run_sync(tool.call, arguments, tool.ref_for(ctx), params.name)
+        return await anyio.to_thread.run_sync(
+            tool.call, arguments, tool.ref_for(ctx), params.name, sessions.of(ctx)
+        )
 
     return Server(
         SERVER_NAME,
