@@ -43,7 +43,8 @@ from tests.support.service import build_service
 from tests.support.serving import shop_repo
 from tests.test_cli_index import DOCSHELF, docshelf
 
-QUESTION = {"query": "who owns checkout?", "top_k": 1}
+# Asked again and again in one session: each answer is compared whole (repeat).
+QUESTION = {"query": "who owns checkout?", "top_k": 1, "repeat": True}
 
 
 @pytest.fixture
