@@ -295,3 +295,47 @@ def test_a_max_tokens_below_the_smallest_useful_answer_or_past_the_bound_is_refu
         check_max_tokens(max_tokens)
     assert check_max_tokens(None) == DEFAULT_MAX_TOKENS
     assert check_max_tokens(2_000.0) == 2_000
+
+
+def test_a_place_a_join_frees_goes_to_the_file_s_best_passage_left_out() -> None:
+    # Line 11 holds text: 1-10 and 12-20 stay two excerpts until 9-13 joins them; the place
+    # that frees goes to 30-40 (left out by per_file), not to the lower-ranked 50-60.
+    lines = [f"text {n}" for n in range(1, 121)]
+    found = distinct(
+        ranked(
+            passage(1, 10, lines=lines),
+            passage(12, 20, lines=lines),
+            passage(30, 40, lines=lines),
+            passage(9, 13, lines=lines),
+            passage(50, 60, lines=lines),
+        ),
+        5,
+        per_file=2,
+        lines_of=lambda *_: lines,
+    )
+    assert spans(found) == [("a.md", 1, 20), ("a.md", 30, 40)]
+    assert [h.more for h in found] == [1, 1]  # 50-60
+
+
+def test_more_never_counts_lines_the_answer_shows() -> None:
+    lines = [f"text {n}" for n in range(1, 121)]
+    found = distinct(
+        ranked(
+            passage(1, 10, lines=lines), passage(12, 15, lines=lines), passage(10, 16, lines=lines)
+        ),
+        5,
+        per_file=1,
+        lines_of=lambda *_: lines,
+    )
+    assert spans(found) == [("a.md", 1, 16)] and found[0].more == 0
+
+
+def test_a_header_too_long_for_the_budget_counts_the_workspaces_and_keeps_a_short_query() -> None:
+    refs = {f"service-{n}": "f" * 40 for n in range(100)}
+    hits = [Hit("docs/a.md", "H", 1, 3, 1.0, "text", f"service-{n}", "f" * 40) for n in range(5)]
+    answer = Answer("", "", "foo", "hybrid", "Note: " + "pinned. " * 200, hits, refs)
+    fitted = fit_answer(answer, MIN_MAX_TOKENS)
+    text = render_answer(fitted)
+    assert tokens_of(text) <= MIN_MAX_TOKENS
+    assert fitted.query == "foo" and "for 'foo' from the documentation of 100 workspaces" in text
+    assert len(fitted.hits) == 5 and fitted.refs == refs  # the data still names every commit

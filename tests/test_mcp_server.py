@@ -49,7 +49,9 @@ from docshelf.mcp_server import (
     normal_origin,
     serve,
 )
+from docshelf.mcp_server.tool import MAX_REMEMBERED_PASSAGES, Shown
 from docshelf.present import render_answer
+from docshelf.search import Answer, Hit
 from docshelf.stores import SQLiteStore, open_store
 from docshelf.stores.postgres import PostgresStore
 from tests.support.indexing import DIM, MODEL, FakeEmbedder, MemorySource
@@ -826,3 +828,18 @@ def test_over_http_each_mcp_session_has_its_own_memory(sqlite_service: Service) 
     assert [r for r, _ in other] == [False, True]  # a new session starts afresh
     # A client of the protocol without sessions: no call knows another's.
     assert [r for r, _ in stateless] == [False, False]
+
+
+def test_a_session_remembers_a_passage_once_and_at_most_so_many() -> None:
+    def answer(path: str) -> Answer:
+        return Answer(WORKSPACE, A, "q", "text", None, [Hit(path, "H", 1, 5, 1.0, "text")])
+
+    seen = Shown()
+    for _ in range(3):  # asked again with repeat: held once
+        seen.remember(answer("docs/a.md"))
+    assert seen.hide_repeats(answer("docs/a.md")).hits[0].repeated
+    for n in range(MAX_REMEMBERED_PASSAGES):
+        seen.remember(answer(f"docs/{n}.md"))
+    # The oldest passage went to keep the bound; the newest is still held.
+    assert not seen.hide_repeats(answer("docs/a.md")).hits[0].repeated
+    assert seen.hide_repeats(answer(f"docs/{MAX_REMEMBERED_PASSAGES - 1}.md")).hits[0].repeated

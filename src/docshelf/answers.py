@@ -96,6 +96,8 @@ class Answer:
     # The budget the answer was fitted to (fit_answer), and how many excerpts it left out.
     max_tokens: int | None = None
     left_out: int = 0
+    # Its text's header counts the workspaces instead of naming each one's commit (`refs` does).
+    brief: bool = False
 
 
 def tokens_of(text: str) -> int:
@@ -138,11 +140,13 @@ def distinct(
     kept: list[_Excerpt] = []
     of_file: dict[tuple[str, str], list[_Excerpt]] = {}
     counted: dict[tuple[str, str], list[tuple[int, int]]] = {}  # the passages left out, by file
+    waiting: dict[tuple[str, str], list[tuple[StoredHit, float]]] = {}  # left out by per_file
     known: dict[tuple[str, str], Sequence[str] | None] = {}
     reach = merge_lines + 1
-    for hit, score in ranked:
+
+    def consider(hit: StoredHit, score: float) -> None:
         key = (hit.workspace, hit.path)
-        mine = of_file.get(key, [])
+        mine = of_file.setdefault(key, [])
         full = len(kept) == k
         near = [
             e for e in mine if hit.start_line <= e.end + reach and e.start <= hit.end_line + reach
@@ -152,22 +156,28 @@ def distinct(
                 if key not in known:
                     known[key] = lines_of(*key)
                 if _join(near[0], hit, known[key]):
-                    _absorb(near[0], mine, kept, known[key], reach)
-                    continue
+                    if _absorb(near[0], mine, kept, known[key], reach):
+                        # A place of the file came free: its best passage left out takes it.
+                        for held in waiting.pop(key, []):
+                            consider(*held)
+                    return
             if any(hit.start_line <= e.end and e.start <= hit.end_line for e in near):
-                continue  # the same passage as one shown
+                return  # the same passage as one shown
             if full:
-                continue  # beside one shown: its context, not another passage
+                return  # beside one shown: its context, not another passage
         if full or (per_file is not None and len(mine) >= per_file):
             if mine:  # a passage of a file shown, left out
-                ranges = counted.setdefault(key, [])
-                if not any(hit.start_line <= b and a <= hit.end_line for a, b in ranges):
-                    ranges.append((hit.start_line, hit.end_line))
-            continue
-        lines = hit.content.split("\n")
-        excerpt = _Excerpt(hit, score, hit.start_line, hit.end_line, lines)
+                counted.setdefault(key, []).append((hit.start_line, hit.end_line))
+                if not full:
+                    waiting.setdefault(key, []).append((hit, score))
+            return
+        excerpt = _Excerpt(hit, score, hit.start_line, hit.end_line, hit.content.split("\n"))
         kept.append(excerpt)
-        of_file.setdefault(key, []).append(excerpt)
+        mine.append(excerpt)
+
+    for hit, score in ranked:
+        consider(hit, score)
+    kept.sort(key=lambda e: -e.score)  # a passage taken back ranks where its score says
     return [
         Hit(
             e.hit.path,
@@ -177,10 +187,22 @@ def distinct(
             float(e.score),
             "\n".join(e.lines),
             e.hit.workspace,
-            more=len(counted.get((e.hit.workspace, e.hit.path), ())),
+            more=_left_out_passages(counted.get(key, []), of_file[key]),
         )
         for e in kept
+        for key in [(e.hit.workspace, e.hit.path)]
     ]
+
+
+def _left_out_passages(ranges: list[tuple[int, int]], shown: list[_Excerpt]) -> int:
+    """How many distinct passages of `ranges` (in rank order) no excerpt shown holds."""
+    passages: list[tuple[int, int]] = []
+    for a, b in ranges:
+        if any(e.start <= a and b <= e.end for e in shown):
+            continue
+        if not any(a <= y and x <= b for x, y in passages):
+            passages.append((a, b))
+    return len(passages)
 
 
 def _join(excerpt: _Excerpt, hit: StoredHit, raw: Sequence[str] | None) -> bool:
@@ -227,11 +249,11 @@ def _absorb(
     kept: list[_Excerpt],
     raw: Sequence[str] | None,
     reach: int,
-) -> None:
+) -> bool:
     """After `excerpt` grew: join to it the other excerpts of its file it now reaches (a
     candidate between two shown ones). Two joined keep the better one's place and score; the
-    other gives its place in the answer back."""
-    grown = excerpt
+    other gives its place in the answer back. Whether a place came free."""
+    grown, freed = excerpt, False
     for other in list(mine):
         if (
             other is grown
@@ -243,7 +265,8 @@ def _absorb(
         if _join(first, _as_hit(second), raw):
             mine.remove(second)
             kept.remove(second)
-            grown = first
+            grown, freed = first, True
+    return freed
 
 
 def _as_hit(excerpt: _Excerpt) -> StoredHit:
@@ -272,8 +295,13 @@ def render_answer(answer: Answer) -> str:
 
 
 def _header(answer: Answer, query: str) -> str:
+    """The note, if any, and the line naming the count, the query and the commits; a brief one
+    (an answer fitted to a budget its whole header would pass) counts the workspaces instead of
+    naming each commit, and cuts the note."""
     several = len(answer.refs) > 1
-    if several:
+    if several and answer.brief:
+        at = f"of {len(answer.refs)} workspaces (each excerpt names its commit)"
+    elif several:
         at = "of " + ", ".join(
             f"{name} at commit {short_ref(ref)}" for name, ref in answer.refs.items()
         )
@@ -283,7 +311,10 @@ def _header(answer: Answer, query: str) -> str:
     header = f"{plural(count, 'excerpt')} for {query!r} from the documentation {at}" + (
         "" if count else ": nothing matched; try other words"
     )
-    return f"{answer.note}\n\n{header}" if answer.note else header
+    note = answer.note
+    if note and answer.brief and len(note) > _SHORT_QUERY_CHARS:
+        note = note[: _SHORT_QUERY_CHARS - 1] + "…"
+    return f"{note}\n\n{header}" if note else header
 
 
 def _excerpt(i: int, hit: Hit, several: bool, max_tokens: int | None) -> list[str]:
@@ -330,8 +361,10 @@ def fit_answer(answer: Answer, max_tokens: int) -> Answer:
         closing = _left_out(len(answer.hits), max_tokens)
         return tokens_of(_header(fitted, q) + "\n\n" + closing + "\n") + 1
 
-    if frame(query) > max_tokens:
+    if frame(query) > max_tokens and len(query) > _SHORT_QUERY_CHARS:
         query = query[: _SHORT_QUERY_CHARS - 1] + "…"
+    if frame(query) > max_tokens:  # many workspaces, a long note: a brief header
+        fitted = dataclasses.replace(fitted, brief=True)
     used = frame(query) * 4  # in bytes, as tokens_of counts them
     budget = max_tokens * 4
     kept: list[Hit] = []
@@ -351,6 +384,7 @@ def fit_answer(answer: Answer, max_tokens: int) -> Answer:
         hits=kept,
         max_tokens=max_tokens,
         left_out=len(answer.hits) - len(kept),
+        brief=fitted.brief,
     )
 
 

@@ -267,6 +267,10 @@ def _pinned_view(view: WorkspaceOverview, ref: Pins, label: str) -> WorkspaceOve
     return view if pinned is None else dataclasses.replace(view, ref=pinned)
 
 
+# A session remembers at most so many passages (a stdio session lasts as long as its process).
+MAX_REMEMBERED_PASSAGES = 10_000
+
+
 class Shown:
     """The passages one MCP session was shown (by workspace, commit and path: their line
     ranges), so that a later answer gives a passage it holds as its citation only. A new commit's
@@ -274,6 +278,7 @@ class Shown:
 
     def __init__(self) -> None:
         self._ranges: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
+        self._count = 0  # ranges held, all files
         self._lock = threading.Lock()
 
     def hide_repeats(self, answer: Answer) -> Answer:
@@ -290,11 +295,18 @@ class Shown:
         return dataclasses.replace(answer, hits=hits)
 
     def remember(self, answer: Answer) -> None:
-        """Keep the excerpts of `answer` whose text it shows."""
+        """Keep the excerpts of `answer` whose text it shows (a range already held once)."""
         with self._lock:
             for hit in answer.hits:
-                if not (hit.cut or hit.repeated):
-                    self._seen(answer, hit).append((hit.start_line, hit.end_line))
+                if hit.cut or hit.repeated:
+                    continue
+                ranges = self._seen(answer, hit)
+                if not any(a <= hit.start_line and hit.end_line <= b for a, b in ranges):
+                    ranges.append((hit.start_line, hit.end_line))
+                    self._count += 1
+            while self._count > MAX_REMEMBERED_PASSAGES:  # the oldest file's go first
+                oldest = next(iter(self._ranges))
+                self._count -= len(self._ranges.pop(oldest))
 
     def _seen(self, answer: Answer, hit: Hit) -> list[tuple[int, int]]:
         key = (hit.workspace or answer.workspace, hit.ref or answer.ref, hit.path)

@@ -227,9 +227,10 @@ def _number(params: Mapping[str, str], key: str, default: int | None) -> int | N
     value = params.get(key, "")
     if value == "":
         return default
-    if not value.isascii() or not value.isdigit():
+    digits = value[1:] if value.startswith("-") else value
+    if not value.isascii() or not digits.isdigit():
         raise _RefusedError(f"parameter {key} must be a whole number; got {clip(value)!r}")
-    return int(value)
+    return int(value)  # its bound is the service's to say (-1 is refused naming it)
 
 
 def _error(status: int, message: str) -> JSONResponse:
