@@ -34,18 +34,18 @@ MODES: tuple[Mode, ...] = ("hybrid", "vector", "text")
 # (1..top_k), so that one long file cannot fill an answer; its other passages are counted on its
 # hits (`more`), so a reader knows to read it. Chosen by cross-validation on the three shared sets
 # (bench/answers.py, BENCHMARKS.md "Answers sized for an agent"): on two sets of each fold, the
-# setting that no set scores worse on Hit@5, MRR@10 and span recall@5 and scores best; 4 in two
-# folds, no bound in the third, and no fold worse. Fewer cost span recall where the answer is
-# several passages of one file (chroma-chunking: 0.874 without a bound, 0.867 at 2, 0.741 at 1
-# with joins), though 1 finds more files (AWS Hit@5 0.860 against 0.840).
+# setting that no set scores worse on Hit@5, MRR@10 and span recall@5 and scores best: 4, 3 and
+# no bound in the three folds, no fold worse, and 4 no worse on any set. Fewer cost span recall
+# where the answer is several passages of one file (chroma-chunking: 0.874 without a bound, 0.873
+# at 2, 0.741 at 1, with joins), though 1 finds more files (AWS Hit@5 0.860 against 0.840).
 DEFAULT_PER_FILE = 4
 MIN_PER_FILE = 1
 
 # Excerpts of one file whose lines overlap or lie within so many lines of each other (blank lines
 # only between them) are one excerpt over the joined lines, scored as the best of them, bounded
 # as a read is (READ_MAX_LINES, READ_MAX_BYTES). 1, the blank line between two sections: every
-# fold chose it (2, 3 and 5 score the same, 0 less: chroma span recall 0.918 at 0, 0.928 at 1,
-# per_file 4).
+# fold chose it (2, 3 and 5 score the same, 0 less: chroma span recall at per_file 4 is 0.918 at
+# 0, 0.929 at 1).
 MERGE_LINES = 1
 
 # The most tokens a rendered answer (docs_search's text, `docshelf search`, the web page's) may
