@@ -1,6 +1,7 @@
 """Answers sized for an agent, on the three shared evaluation sets: how many excerpts of one file
-an answer holds (`per_file`) and how near two excerpts of one file must be to be joined (the
-merge distance), chosen by cross-validation, and the tokens an answer costs, before and after.
+an answer holds (`per_file`), how near two excerpts of one file must be to be joined (the merge
+distance), how large a joined excerpt may grow, and the default budget of tokens (`max_tokens`),
+chosen by cross-validation, and the tokens an answer costs, before and after.
 
 Run it from the repository root with
 
@@ -11,27 +12,34 @@ Each set is indexed (incrementally, the same SQLite stores as bench/retrieval.py
 and scoring this script imports) with the packaged model. Every query's vector and text
 candidates are fetched once, fused as `docshelf search` fuses them (search.fuse_scores, the
 default Fusion), and each setting is applied to the fused list by search.distinct, with the
-stored file texts telling the lines between two excerpts: top_k 5 for file Hit@5 and span
-recall@5, top_k 10 for MRR@10 (bench/retrieval.py's metrics and judge). "before" is the answer
-before this change: no bound per file, nothing joined (an excerpt overlapping a better one
-dropped).
+stored file texts telling the lines between two excerpts, then fitted to the setting's budget
+(present.fit_answer): top_k 5 for file Hit@5 and span recall@5, top_k 10 for MRR@10
+(bench/retrieval.py's metrics and judge). An excerpt whose text the budget cut still names its
+file (Hit@5, MRR@10) but shows no span: span recall@5 counts the text an agent is shown. "before"
+is the answer before this change: no bound per file, nothing joined (an excerpt overlapping a
+better one dropped), no budget.
+
+Two grids: every per_file and merge distance with joins bounded only by a read and no budget
+(what each does to ranking), then per_file, joins within one line or none, the joined size and
+the budget together (what the defaults are chosen from).
 
 Cross-validation: for each set held out, the setting is chosen on the other two: among the
-settings that no training set scores worse than "before" on any metric, the best mean over them
-of Hit@5 + MRR@10 + span recall@5 (where a set has spans; ties: the smaller per_file, then the
-smaller distance). The held-out set's
-figures for that setting are reported against its "before". A default is kept only where no fold
-makes its held-out set worse.
+settings that no training set scores worse than "before" on any metric and whose answers' p95
+tokens at top_k 5 are no more than before's on each training set, the best mean over them of
+Hit@5 + MRR@10 + span recall@5 (where a set has spans; ties: the fewer tokens at p95, then the
+smaller per_file). The held-out set's figures for that setting are reported against its "before".
+A fold's choice is reported as it falls; the defaults are then checked on every set.
 
 Tokens per answer: the answer as `docs_search` renders it (present.render_answer), its UTF-8
 bytes / 4, rounded up (search.tokens_of, the count max_tokens uses), median, p95 and max over the
-set's queries, at top_k 5 and 10: before, with the default setting, and with it fitted to the
-default max_tokens (present.fit_answer), with how many answers the budget cut.
+set's queries, at top_k 5 and 10: before, with the default setting unfitted, and fitted to the
+default max_tokens (search.default_max_tokens of top_k), with how many answers the budget cut.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import math
 import statistics
@@ -44,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from docshelf import search as ranking
 from docshelf.chunking.text import text_lines
+from docshelf.config import READ_MAX_BYTES
 from docshelf.embedders import LocalEmbedder
 from docshelf.present import fit_answer, render_answer
 from docshelf.search import Answer, Fusion, Hit, tokens_of
@@ -64,22 +73,56 @@ from retrieval import (
     progress,
 )
 
-# The settings tried: per_file (None: no bound) and the merge distance in lines (None: nothing
-# joined, as before).
+# The settings tried: per_file (None: no bound), the merge distance in lines (None: nothing
+# joined, as before), the most bytes a joined excerpt may hold (a read's, 16,000, is no bound of
+# its own) and the budget in tokens for each excerpt asked for (None: none; a budget is at least
+# search.MIN_MAX_TOKENS, as search.default_max_tokens makes it).
 PER_FILE = (None, 1, 2, 3, 4)
 MERGE = (None, 0, 1, 2, 3, 5)
-BEFORE = (None, None)
+JOIN_BYTES = (2_000, 3_000, 4_000, READ_MAX_BYTES)
+BUDGETS = (None, 400, 450, 500, 600, 1_000)
 
 
 @dataclass(frozen=True, slots=True)
 class Setting:
     per_file: int | None
     merge: int | None
+    join_bytes: int = READ_MAX_BYTES
+    budget: int | None = None
 
     def __str__(self) -> str:
         bound = "any" if self.per_file is None else str(self.per_file)
         joined = "none" if self.merge is None else f"{self.merge} lines"
-        return f"per_file {bound}, merge {joined}"
+        if self.merge is not None and self.join_bytes != READ_MAX_BYTES:
+            joined += f" to {self.join_bytes:,} B"
+        budget = "" if self.budget is None else f", {self.budget} tokens an excerpt"
+        return f"per_file {bound}, merge {joined}{budget}"
+
+
+BEFORE = Setting(None, None)
+
+
+def first_grid() -> list[Setting]:
+    """Per_file and the merge distance, joins bounded by a read's bytes, no budget."""
+    return [Setting(p, m) for p, m in itertools.product(PER_FILE, MERGE)]
+
+
+def second_grid() -> list[Setting]:
+    """Per_file, joins within one line or none, the joined size and the budget."""
+    out = []
+    for per_file, budget in itertools.product(PER_FILE, BUDGETS):
+        out.append(Setting(per_file, None, READ_MAX_BYTES, budget))
+        out += [Setting(per_file, 1, size, budget) for size in JOIN_BYTES]
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """A setting's scores on one set, and its answers' tokens (median, p95, max) at top_k 5 and
+    10, with how many answers of each the budget cut."""
+
+    scores: Scores
+    tokens: dict[int, tuple[int, int, int, int]]
 
 
 @dataclass(slots=True)
@@ -93,7 +136,7 @@ class Loaded:
     lines: dict[str, list[str] | None]
 
 
-def answer(loaded: Loaded, query_id: str, k: int, setting: Setting) -> list[Hit]:
+def excerpts(loaded: Loaded, query_id: str, k: int, setting: Setting) -> list[Hit]:
     def lines_of(_: str, path: str) -> list[str] | None:
         if path not in loaded.lines:
             text = loaded.indexed.store.file_text(
@@ -108,30 +151,41 @@ def answer(loaded: Loaded, query_id: str, k: int, setting: Setting) -> list[Hit]
         setting.per_file,
         0 if setting.merge is None else setting.merge,
         None if setting.merge is None else lines_of,
+        setting.join_bytes,
     )
 
 
-def scores(loaded: Loaded, setting: Setting) -> Scores:
-    five = {q: answer(loaded, q, 5, setting) for q, _ in loaded.questions.queries}
-    ten = {q: answer(loaded, q, 10, setting) for q, _ in loaded.questions.queries}
-    at_five = loaded.judge.score(five)
-    at_ten = loaded.judge.score(ten)
-    return Scores(at_five.hit, at_ten.mrr, at_five.span)
+def answer(loaded: Loaded, query_id: str, text: str, k: int, setting: Setting) -> Answer:
+    """The query's answer as docs_search gives it with `setting`, fitted to its budget (before
+    this change, no hit counted its file's other passages)."""
+    hits = excerpts(loaded, query_id, k, setting)
+    if setting == BEFORE:
+        hits = [dataclasses.replace(h, more=0) for h in hits]
+    whole = Answer("ws", loaded.indexed.ref, text, "hybrid", None, hits)
+    if setting.budget is None:
+        return whole
+    return fit_answer(whole, max(ranking.MIN_MAX_TOKENS, setting.budget * k))
 
 
-def token_counts(
-    loaded: Loaded, setting: Setting, k: int, max_tokens: int | None = None
-) -> tuple[list[int], int]:
-    """Each query's answer in tokens (search.tokens_of), fitted to `max_tokens` if given, and
-    how many answers the budget cut."""
-    counts, cut = [], 0
-    for q, text in loaded.questions.queries:
-        hits = answer(loaded, q, k, setting)
-        whole = Answer("ws", loaded.indexed.ref, text, "hybrid", None, hits)
-        shown = whole if max_tokens is None else fit_answer(whole, max_tokens)
-        cut += shown is not whole and (shown.left_out > 0 or any(h.cut for h in shown.hits))
-        counts.append(tokens_of(render_answer(shown)))
-    return counts, cut
+def measure(loaded: Loaded, setting: Setting) -> Measured:
+    answers = {
+        k: {q: answer(loaded, q, text, k, setting) for q, text in loaded.questions.queries}
+        for k in (5, 10)
+    }
+    at_five = loaded.judge.score({q: a.hits for q, a in answers[5].items()})
+    shown = loaded.judge.score({q: [h for h in a.hits if not h.cut] for q, a in answers[5].items()})
+    at_ten = loaded.judge.score({q: a.hits for q, a in answers[10].items()})
+    tokens = {}
+    for k, of_k in answers.items():
+        counts = sorted(tokens_of(render_answer(a)) for a in of_k.values())
+        cut = sum(a.left_out > 0 or any(h.cut for h in a.hits) for a in of_k.values())
+        tokens[k] = (int(statistics.median(counts)), p95(counts), counts[-1], cut)
+    return Measured(Scores(at_five.hit, at_ten.mrr, shown.span), tokens)
+
+
+def p95(counts: Sequence[int]) -> int:
+    """The 95th percentile of sorted `counts` (nearest rank)."""
+    return counts[min(len(counts) - 1, math.ceil(0.95 * len(counts)) - 1)]
 
 
 def load(args: argparse.Namespace, embedder: CachingEmbedder) -> list[Loaded]:
@@ -165,19 +219,23 @@ def no_worse(a: Scores, b: Scores) -> bool:
     return all(x >= y - 1e-12 for x, y in pairs)
 
 
-def choose(table: dict[Setting, dict[str, Scores]], training: Sequence[str]) -> Setting:
-    before = Setting(*BEFORE)
-    admissible = [
-        s for s in table if all(no_worse(table[s][t], table[before][t]) for t in training)
-    ]
+def admissible(measured: Measured, before: Measured) -> bool:
+    """No worse than before on any metric, and no costlier at p95 at top_k 5."""
+    return no_worse(measured.scores, before.scores) and measured.tokens[5][1] <= before.tokens[5][1]
 
-    def key(s: Setting) -> tuple[float, int, int]:
+
+def choose(table: dict[Setting, dict[str, Measured]], training: Sequence[str]) -> Setting:
+    kept = [s for s in table if all(admissible(table[s][t], table[BEFORE][t]) for t in training)]
+
+    def key(s: Setting) -> tuple[float, float, int]:
         gain = statistics.fmean(
-            table[s][t].hit + table[s][t].mrr + (table[s][t].span or 0.0) for t in training
+            table[s][t].scores.hit + table[s][t].scores.mrr + (table[s][t].scores.span or 0.0)
+            for t in training
         )
-        return (-round(gain, 9), s.per_file or 99, -1 if s.merge is None else s.merge)
+        cost = statistics.fmean(table[s][t].tokens[5][1] for t in training)
+        return (-round(gain, 9), cost, s.per_file or 99)
 
-    return min(admissible, key=key)
+    return min(kept, key=key)
 
 
 def figure(value: float | None) -> str:
@@ -197,16 +255,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     embedder = CachingEmbedder(LocalEmbedder(None))
     sets = load(args, embedder)
     names = [s.name for s in sets]
-    settings = [Setting(p, m) for p, m in itertools.product(PER_FILE, MERGE)]
-    table = {s: {loaded.name: scores(loaded, s) for loaded in sets} for s in settings}
-    before = Setting(*BEFORE)
-    default = Setting(ranking.DEFAULT_PER_FILE, ranking.MERGE_LINES)
+    first, second = first_grid(), second_grid()
+    table: dict[Setting, dict[str, Measured]] = {}
+    for setting in dict.fromkeys([*first, *second]):
+        table[setting] = {loaded.name: measure(loaded, setting) for loaded in sets}
+    default = Setting(
+        ranking.DEFAULT_PER_FILE,
+        ranking.MERGE_LINES,
+        ranking.JOIN_MAX_BYTES,
+        ranking.TOKENS_PER_EXCERPT,
+    )
+    if default not in table:
+        table[default] = {loaded.name: measure(loaded, default) for loaded in sets}
 
     def show(columns: list[str], rows: list[list[str]]) -> None:
         print_table(columns, rows, markdown=args.markdown)
 
-    print("file Hit@5 / MRR@10 / span recall@5 (hybrid, SQLite), every setting:\n")
-    show(["setting", *names], [[str(s), *(triple(table[s][n]) for n in names)] for s in settings])
+    def cell(setting: Setting, name: str) -> str:
+        return triple(table[setting][name].scores)
+
+    print("file Hit@5 / MRR@10 / span recall@5 (hybrid, SQLite): per_file and merge distance\n")
+    show(["setting", *names], [[str(s), *(cell(s, n) for n in names)] for s in first])
+    print("the same and p95 tokens at top_k 5: joins within one line, joined size, budget\n")
+    show(
+        ["setting", *names],
+        [[str(s), *(f"{cell(s, n)}, {table[s][n].tokens[5][1]:,}" for n in names)] for s in second],
+    )
     rows = []
     for held in names:
         training = [n for n in names if n != held]
@@ -216,12 +290,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 held,
                 ", ".join(training),
                 str(chosen),
-                triple(table[before][held]),
-                triple(table[chosen][held]),
-                "yes" if no_worse(table[chosen][held], table[before][held]) else "NO",
+                f"{cell(BEFORE, held)}, {table[BEFORE][held].tokens[5][1]:,}",
+                f"{cell(chosen, held)}, {table[chosen][held].tokens[5][1]:,}",
+                "yes" if admissible(table[chosen][held], table[BEFORE][held]) else "NO",
             ]
         )
-    print("cross-validation: chosen on two sets, checked on the third\n")
+    print("cross-validation: chosen on two sets, checked on the third (scores, p95 tokens)\n")
     show(["held out", "chosen on", "chosen", "before", "chosen, held out", "no worse"], rows)
     print(f"the default ({default}) on every set\n")
     show(
@@ -229,34 +303,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         [
             [
                 n,
-                triple(table[before][n]),
-                triple(table[default][n]),
-                "yes" if no_worse(table[default][n], table[before][n]) else "NO",
+                f"{cell(BEFORE, n)}, {table[BEFORE][n].tokens[5][1]:,}",
+                f"{cell(default, n)}, {table[default][n].tokens[5][1]:,}",
+                "yes" if admissible(table[default][n], table[BEFORE][n]) else "NO",
             ]
             for n in names
         ],
     )
+    unfitted = dataclasses.replace(default, budget=None)
+    if unfitted not in table:
+        table[unfitted] = {loaded.name: measure(loaded, unfitted) for loaded in sets}
     token_rows = []
-    budget = ranking.DEFAULT_MAX_TOKENS
-    for loaded in sets:
+    for n in names:
         for k in (5, 10):
-            for label, setting, limit in (
-                ("before", before, None),
-                ("default, not fitted", default, None),
-                (f"default, max_tokens {budget}", default, budget),
+            for label, setting in (
+                ("before", BEFORE),
+                ("default, not fitted", unfitted),
+                (f"default, max_tokens {default.budget} x top_k", default),
             ):
-                found, cut = token_counts(loaded, setting, k, limit)
-                counts = sorted(found)
-                p95 = counts[min(len(counts) - 1, math.ceil(0.95 * len(counts)) - 1)]
+                median, high, most, cut = table[setting][n].tokens[k]
+                count = len(sets[names.index(n)].questions.queries)
                 token_rows.append(
                     [
-                        loaded.name,
+                        n,
                         str(k),
                         label,
-                        str(int(statistics.median(counts))),
-                        str(p95),
-                        str(counts[-1]),
-                        "-" if limit is None else f"{cut} of {len(counts)}",
+                        str(median),
+                        str(high),
+                        str(most),
+                        "-" if setting.budget is None else f"{cut} of {count}",
                     ]
                 )
     print("tokens per answer (UTF-8 bytes / 4 of the rendered answer)\n")

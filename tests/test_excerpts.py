@@ -12,15 +12,18 @@ from docshelf.indexer import Indexer
 from docshelf.present import answer_data, fit_answer, render_answer
 from docshelf.rows import StoredHit
 from docshelf.search import (
-    DEFAULT_MAX_TOKENS,
     DEFAULT_PER_FILE,
+    DEFAULT_TOP_K,
+    JOIN_MAX_BYTES,
     MAX_MAX_TOKENS,
     MERGE_LINES,
     MIN_MAX_TOKENS,
+    TOKENS_PER_EXCERPT,
     Answer,
     Hit,
     check_max_tokens,
     check_per_file,
+    default_max_tokens,
     distinct,
     tokens_of,
 )
@@ -94,8 +97,9 @@ def test_a_per_file_that_is_not_a_whole_number_from_1_to_top_k_is_refused(
         check_per_file(per_file, 20)
 
 
-def test_per_file_is_bounded_by_top_k_and_defaults_to_at_most_top_k() -> None:
-    assert check_per_file(None, 5) == DEFAULT_PER_FILE
+def test_per_file_is_bounded_by_top_k_and_defaults_to_top_k() -> None:
+    assert DEFAULT_PER_FILE is None  # no bound unless asked: measured in bench/answers.py
+    assert check_per_file(None, 5) == 5
     assert check_per_file(None, 1) == 1
     assert check_per_file(3.0, 3) == 3
     with pytest.raises(ConfigError, match=r"from 1 to top_k \(3\); got 4\. Ask again"):
@@ -160,8 +164,31 @@ def test_a_join_stays_within_a_reads_bounds() -> None:
         ranked(passage(1, 60, lines=lines), passage(61, 120, lines=lines)),
         5,
         lines_of=lambda *_: lines,
+        join_bytes=10**9,
     )
     assert spans(found) == [("a.md", 1, 60), ("a.md", 61, 120)]
+
+
+def test_a_joined_excerpt_holds_at_most_join_max_bytes() -> None:
+    lines = ["w" * 99 for _ in range(120)]  # 100 bytes a line, with its newline
+    small = [passage(1, 10, lines=lines), passage(11, 20, lines=lines)]
+    found = distinct(ranked(*small, passage(21, 30, lines=lines)), 5, lines_of=lambda *_: lines)
+    # 1-20 joined (2,000 bytes); 21-30 would make 3,000 bytes less one newline: joined too.
+    assert spans(found) == [("a.md", 1, 30)]
+    found = distinct(ranked(*small, passage(21, 31, lines=lines)), 5, lines_of=lambda *_: lines)
+    assert JOIN_MAX_BYTES == 3_000
+    assert spans(found) == [("a.md", 1, 20), ("a.md", 21, 31)]  # 3,099 bytes: two excerpts
+    # Overlapping an excerpt it cannot join, a candidate is not shown again in part; its lines
+    # not shown are counted as a passage more, and one shown whole is not.
+    found = distinct(
+        ranked(
+            passage(1, 25, lines=lines), passage(20, 40, lines=lines), passage(5, 9, lines=lines)
+        ),
+        5,
+        lines_of=lambda *_: lines,
+    )
+    assert spans(found) == [("a.md", 1, 25)]
+    assert [h.more for h in found] == [1]
 
 
 # -- through the service, on both stores ------------------------------------------------------
@@ -195,7 +222,8 @@ def test_an_answer_holds_at_most_per_file_excerpts_of_one_file_and_counts_the_re
     query = "payments runbook restart worker step"
     default = service.search(query, 5, mode="text")
     paths = [h.path for h in default.hits]
-    assert paths.count("docs/runbook.md") == DEFAULT_PER_FILE  # eight steps match
+    assert paths.count("docs/runbook.md") == 5  # eight steps match, no bound by default
+    assert [h.more for h in default.hits] == [3] * 5  # the three left out are counted
     two = service.search(query, 5, mode="text", per_file=2)
     paths = [h.path for h in two.hits]
     assert paths.count("docs/runbook.md") == 2
@@ -244,7 +272,9 @@ def hostile_answer(hits: int, path_bytes: int, line_bytes: int, query_chars: int
     )
 
 
-@pytest.mark.parametrize("budget", [MIN_MAX_TOKENS, 1_500, DEFAULT_MAX_TOKENS, MAX_MAX_TOKENS])
+@pytest.mark.parametrize(
+    "budget", [MIN_MAX_TOKENS, 1_500, default_max_tokens(DEFAULT_TOP_K), 10_000, MAX_MAX_TOKENS]
+)
 @pytest.mark.parametrize(
     ("hits", "path_bytes", "line_bytes", "query_chars"),
     [(20, 4096, 2000, 4000), (20, 40, 2000, 20), (5, 4096, 16_000, 4000), (1, 20, 16_000, 10)],
@@ -292,9 +322,22 @@ def test_a_max_tokens_below_the_smallest_useful_answer_or_past_the_bound_is_refu
 ) -> None:
     bound = r"max_tokens must be a whole number from 1000 \(one excerpt and its header\) to 25000"
     with pytest.raises(ConfigError, match=bound):
-        check_max_tokens(max_tokens)
-    assert check_max_tokens(None) == DEFAULT_MAX_TOKENS
-    assert check_max_tokens(2_000.0) == 2_000
+        check_max_tokens(max_tokens, 5)
+    assert check_max_tokens(2_000.0, 5) == 2_000
+
+
+def test_the_default_budget_is_tokens_per_excerpt_asked_for_at_least_the_least() -> None:
+    assert TOKENS_PER_EXCERPT == 500
+    assert [check_max_tokens(None, k) for k in (1, 2, 3, 5, 10, 20)] == [
+        1_000,
+        1_000,
+        1_500,
+        2_500,
+        5_000,
+        10_000,
+    ]
+    with pytest.raises(ConfigError, match=r"top_k must be a whole number from 1 to 20"):
+        check_max_tokens(None, 21)  # the default of a top_k refused is no number
 
 
 def test_a_place_a_join_frees_goes_to_the_file_s_best_passage_left_out() -> None:

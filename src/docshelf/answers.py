@@ -30,33 +30,51 @@ if TYPE_CHECKING:
 Mode = Literal["hybrid", "vector", "text"]
 MODES: tuple[Mode, ...] = ("hybrid", "vector", "text")
 
-# At most so many excerpts of one file in an answer, unless the call asks for another number
-# (1..top_k), so that one long file cannot fill an answer; its other passages are counted on its
-# hits (`more`), so a reader knows to read it. Chosen by cross-validation on the three shared sets
-# (bench/answers.py, BENCHMARKS.md "Answers sized for an agent"): on two sets of each fold, the
-# setting that no set scores worse on Hit@5, MRR@10 and span recall@5 and scores best: 4, 3 and
-# no bound in the three folds, no fold worse, and 4 no worse on any set. Fewer cost span recall
-# where the answer is several passages of one file (chroma-chunking: 0.874 without a bound, 0.873
-# at 2, 0.741 at 1, with joins), though 1 finds more files (AWS Hit@5 0.860 against 0.840).
-DEFAULT_PER_FILE = 4
+# At most so many excerpts of one file in an answer when the call asks for a number (1..top_k),
+# so that one long file cannot fill it; a file's other passages are counted on its hits (`more`),
+# so a reader knows to read it. By default, no bound (top_k): measured on the three shared sets
+# (bench/answers.py, BENCHMARKS.md "Answers sized for an agent"), a bound costs span recall where
+# the answer is several passages of one file (chroma-chunking 0.886 without one, 0.872 at 4,
+# 0.741 at 1, with the joins and budget below), and it finds no more answering files on AWS
+# unless it is 1 (Hit@5 0.860 against 0.840). Joins, which make a file's neighbouring passages
+# one excerpt, are what give other files places by default.
+DEFAULT_PER_FILE: int | None = None
 MIN_PER_FILE = 1
 
 # Excerpts of one file whose lines overlap or lie within so many lines of each other (blank lines
 # only between them) are one excerpt over the joined lines, scored as the best of them, bounded
-# as a read is (READ_MAX_LINES, READ_MAX_BYTES). 1, the blank line between two sections: every
-# fold chose it (2, 3 and 5 score the same, 0 less: chroma span recall at per_file 4 is 0.918 at
-# 0, 0.929 at 1).
+# by a read's lines (READ_MAX_LINES) and JOIN_MAX_BYTES. 1, the blank line between two sections:
+# every fold chose it (2, 3 and 5 score the same, 0 less: chroma span recall at per_file 4 is
+# 0.918 at 0, 0.929 at 1, joins bounded by a read's bytes, no budget).
 MERGE_LINES = 1
+
+# A joined excerpt holds at most so many bytes (of its text), so that joins cannot grow an answer
+# past what its excerpts would cost one by one: a candidate that would pass it stays a passage of
+# its own (or, overlapping one shown, is not shown again in part). 3,000, one and a half chunks
+# (MAX_CHUNK_BYTES), chosen with the budget below (bench/answers.py): the choice of the fold that
+# held AWS out, and the only fold's choice no worse on every set; each other fold, trained on one
+# set with spans, chose a size or a bound that cost its held-out set span recall.
+JOIN_MAX_BYTES = 3_000
 
 # The most tokens a rendered answer (docs_search's text, `docshelf search`, the web page's) may
 # take, counted as its UTF-8 bytes / 4, rounded up: excerpts past it keep their citation and
 # heading and lose their text, then whole excerpts are left out, each said. An agent pays for
-# every token; Claude Code refuses a tool result over 25,000 by default. The default is chosen by
-# measurement (bench/answers.py, BENCHMARKS.md "Answers sized for an agent"); the least is one
+# every token; Claude Code refuses a tool result over 25,000 by default. The default is
+# TOKENS_PER_EXCERPT for each excerpt asked for (top_k), at least MIN_MAX_TOKENS: 2,500 at the
+# default top_k of 5, 10,000 at 20, about what as many chunks of MAX_CHUNK_BYTES cost, so that
+# joins, long headings and headers cannot make an answer cost more than its excerpts would one by
+# one. Chosen by measurement (bench/answers.py, BENCHMARKS.md "Answers sized for an agent"): with
+# it and the joins above, no shared set scores worse than before this bound on Hit@5, MRR@10 or
+# span recall@5 of the text shown, and each set's p95 tokens at top_k 5 fall. The least is one
 # excerpt of the largest chunk (2,000 bytes) with its citation and the answer's header.
-DEFAULT_MAX_TOKENS = 5_000
+TOKENS_PER_EXCERPT = 500
 MIN_MAX_TOKENS = 1_000
 MAX_MAX_TOKENS = 25_000
+
+
+def default_max_tokens(top_k: int) -> int:
+    """The budget of an answer of `top_k` excerpts that names none."""
+    return min(MAX_MAX_TOKENS, max(MIN_MAX_TOKENS, TOKENS_PER_EXCERPT * top_k))
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +145,7 @@ def distinct(
     per_file: int | None = None,
     merge_lines: int = MERGE_LINES,
     lines_of: LinesOf | None = None,
+    join_bytes: int = JOIN_MAX_BYTES,
 ) -> list[Hit]:
     """The answer's excerpts from `ranked` (best first): at most `k`, at most `per_file` of one
     file (None: no bound), no two the same passage.
@@ -134,7 +153,8 @@ def distinct(
     A candidate whose lines overlap an excerpt of its file, or lie within `merge_lines` lines of
     it with only blank lines between (`lines_of` says), joins it: one excerpt over the joined
     lines, scored as the best, when the lines can be told exactly (the same text where they
-    overlap, no line longer than a chunk) and the whole stays within a read's bounds; else a
+    overlap, no line longer than a chunk) and the whole stays within a read's lines and
+    `join_bytes` (at most a read's bytes); else a
     candidate overlapping an excerpt is dropped as the same passage. A file's candidates the
     answer leaves out (past `per_file`, or once it is full) are counted on its hits (`more`)."""
     kept: list[_Excerpt] = []
@@ -155,14 +175,16 @@ def distinct(
             if not full and lines_of is not None:
                 if key not in known:
                     known[key] = lines_of(*key)
-                if _join(near[0], hit, known[key]):
-                    if _absorb(near[0], mine, kept, known[key], reach):
+                if _join(near[0], hit, known[key], join_bytes):
+                    if _absorb(near[0], mine, kept, known[key], reach, join_bytes):
                         # A place of the file came free: its best passage left out takes it.
                         for held in waiting.pop(key, []):
                             consider(*held)
                     return
             if any(hit.start_line <= e.end and e.start <= hit.end_line for e in near):
-                return  # the same passage as one shown
+                # The same passage as one shown, or in part: counted if it holds lines unshown.
+                counted.setdefault(key, []).append((hit.start_line, hit.end_line))
+                return
             if full:
                 return  # beside one shown: its context, not another passage
         if full or (per_file is not None and len(mine) >= per_file):
@@ -205,10 +227,11 @@ def _left_out_passages(ranges: list[tuple[int, int]], shown: list[_Excerpt]) -> 
     return len(passages)
 
 
-def _join(excerpt: _Excerpt, hit: StoredHit, raw: Sequence[str] | None) -> bool:
+def _join(excerpt: _Excerpt, hit: StoredHit, raw: Sequence[str] | None, limit: int) -> bool:
     """Join `hit` to `excerpt` (in place) when their joined lines can be told exactly: lines
     each holds in full (none of the file's lines longer than a chunk), the same text where they
-    overlap, only blank lines of the file between; within a read's bounds."""
+    overlap, only blank lines of the file between; within a read's lines and `limit` bytes (at
+    most a read's)."""
     first, last = min(excerpt.start, hit.start_line), max(excerpt.end, hit.end_line)
     theirs = hit.content.split("\n")
     if (
@@ -237,7 +260,7 @@ def _join(excerpt: _Excerpt, hit: StoredHit, raw: Sequence[str] | None) -> bool:
                 return False  # text between them: two passages
             line = ""
         joined.append(line)
-    if utf8_size("\n".join(joined)) > READ_MAX_BYTES:
+    if utf8_size("\n".join(joined)) > min(limit, READ_MAX_BYTES):
         return False
     excerpt.start, excerpt.end, excerpt.lines = first, last, joined
     return True
@@ -249,6 +272,7 @@ def _absorb(
     kept: list[_Excerpt],
     raw: Sequence[str] | None,
     reach: int,
+    limit: int,
 ) -> bool:
     """After `excerpt` grew: join to it the other excerpts of its file it now reaches (a
     candidate between two shown ones). Two joined keep the better one's place and score; the
@@ -262,7 +286,7 @@ def _absorb(
         ):
             continue
         first, second = (other, grown) if kept.index(other) < kept.index(grown) else (grown, other)
-        if _join(first, _as_hit(second), raw):
+        if _join(first, _as_hit(second), raw, limit):
             mine.remove(second)
             kept.remove(second)
             grown, freed = first, True

@@ -23,14 +23,13 @@ import click
 
 from docshelf import __version__
 from docshelf.app import (
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_PER_FILE,
     DEFAULT_TOP_K,
     MAX_MAX_TOKENS,
     MAX_TOP_K,
     MIN_MAX_TOKENS,
     MIN_TOP_K,
     MODES,
+    TOKENS_PER_EXCERPT,
     ChunkedFile,
     ChunkerChoice,
     check_max_tokens,
@@ -418,8 +417,8 @@ def prune(workspace: str | None, as_json: bool, **options: Any) -> None:
     "per_file",
     type=int,
     default=None,
-    help=f"At most this many excerpts of one file, 1 to -k (default {DEFAULT_PER_FILE}); each "
-    "hit says how many more of its file's passages matched.",
+    help="At most this many excerpts of one file, 1 to -k (default: -k, no bound); each hit "
+    "says how many more of its file's passages matched.",
 )
 @click.option(
     "--max-tokens",
@@ -427,7 +426,8 @@ def prune(workspace: str | None, as_json: bool, **options: Any) -> None:
     type=int,
     default=None,
     help=f"The most tokens the answer may take (UTF-8 bytes / 4), {MIN_MAX_TOKENS} to "
-    f"{MAX_MAX_TOKENS} (default {DEFAULT_MAX_TOKENS}); past it, excerpts keep their citation "
+    f"{MAX_MAX_TOKENS} (default {TOKENS_PER_EXCERPT} for each excerpt of -k, at least "
+    f"{MIN_MAX_TOKENS}); past it, excerpts keep their citation "
     "and lose their text.",
 )
 @click.option(
@@ -472,7 +472,7 @@ def search(
 ) -> None:
     """Ask the documentation a question: the answer docs_search gives, from the current commit
     (or --ref)."""
-    budget = check_max_tokens(max_tokens)
+    budget = check_max_tokens(max_tokens, k)
     answer = search_answer(
         make_config(**options),
         query,

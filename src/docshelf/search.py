@@ -28,17 +28,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from docshelf.answers import (
-    DEFAULT_MAX_TOKENS,
     DEFAULT_PER_FILE,
+    JOIN_MAX_BYTES,
     MAX_MAX_TOKENS,
     MERGE_LINES,
     MIN_MAX_TOKENS,
     MIN_PER_FILE,
     MODES,
+    TOKENS_PER_EXCERPT,
     Answer,
     Hit,
     LinesOf,
     Mode,
+    default_max_tokens,
     distinct,
     tokens_of,
 )
@@ -53,9 +55,9 @@ if TYPE_CHECKING:  # numpy stays out of `docshelf --help`, which imports this mo
 __all__ = [
     "CANDIDATES",
     "CANDIDATES_PER_HIT",
-    "DEFAULT_MAX_TOKENS",
     "DEFAULT_PER_FILE",
     "DEFAULT_TOP_K",
+    "JOIN_MAX_BYTES",
     "MAX_MAX_TOKENS",
     "MAX_QUERY_CHARS",
     "MAX_TOP_K",
@@ -64,6 +66,7 @@ __all__ = [
     "MIN_PER_FILE",
     "MIN_TOP_K",
     "MODES",
+    "TOKENS_PER_EXCERPT",
     "Answer",
     "Fusion",
     "Hit",
@@ -78,6 +81,7 @@ __all__ = [
     "check_per_file",
     "check_query",
     "check_top_k",
+    "default_max_tokens",
     "distinct",
     "fuse",
     "fuse_scores",
@@ -236,13 +240,14 @@ def check_top_k(top_k: object) -> int:
 
 def check_per_file(per_file: object, top_k: int) -> int:
     """per_file as an int: a whole number from 1 to `top_k` (2.0 counts; 1.5, "2", true do not);
-    None gives the default, DEFAULT_PER_FILE, or top_k when that is fewer.
+    None gives the default, DEFAULT_PER_FILE (None: top_k, no bound), or top_k when that is
+    fewer.
 
     Raises:
         ConfigError: anything else, with the bound in the message.
     """
     if per_file is None:
-        return min(DEFAULT_PER_FILE, top_k)
+        return top_k if DEFAULT_PER_FILE is None else min(DEFAULT_PER_FILE, top_k)
     bound = (
         f"{term('per_file')} must be a whole number from {MIN_PER_FILE} to {term('top_k')} "
         f"({top_k})"
@@ -250,15 +255,15 @@ def check_per_file(per_file: object, top_k: int) -> int:
     return _whole_number(per_file, "per_file", MIN_PER_FILE, top_k, bound)
 
 
-def check_max_tokens(max_tokens: object) -> int:
-    """max_tokens as an int: a whole number from MIN_MAX_TOKENS to MAX_MAX_TOKENS (None: the
-    default).
+def check_max_tokens(max_tokens: object, top_k: object) -> int:
+    """max_tokens as an int: a whole number from MIN_MAX_TOKENS to MAX_MAX_TOKENS; None gives
+    the default for an answer of `top_k` excerpts (default_max_tokens).
 
     Raises:
-        ConfigError: anything else, with the bound in the message.
+        ConfigError: anything else, with the bound in the message (or top_k's, refused).
     """
     if max_tokens is None:
-        return DEFAULT_MAX_TOKENS
+        return default_max_tokens(check_top_k(top_k))
     bound = (
         f"{term('max_tokens')} must be a whole number from {MIN_MAX_TOKENS} (one excerpt and its "
         f"header) to {MAX_MAX_TOKENS}"

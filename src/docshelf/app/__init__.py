@@ -39,7 +39,6 @@ from docshelf.reading import (
     WorkspaceOverview,
 )
 from docshelf.search import (
-    DEFAULT_MAX_TOKENS,
     DEFAULT_PER_FILE,
     DEFAULT_TOP_K,
     MAX_MAX_TOKENS,
@@ -48,6 +47,7 @@ from docshelf.search import (
     MIN_PER_FILE,
     MIN_TOP_K,
     MODES,
+    TOKENS_PER_EXCERPT,
     Answer,
     Hit,
     check_max_tokens,
@@ -66,7 +66,6 @@ if TYPE_CHECKING:
 
 # The bounds and types the faces name (their schemas, help and descriptions) come through app.
 __all__ = [
-    "DEFAULT_MAX_TOKENS",
     "DEFAULT_PER_FILE",
     "DEFAULT_TOP_K",
     "MAX_LINE_NUMBER",
@@ -80,6 +79,7 @@ __all__ = [
     "READ_MAX_BYTES",
     "READ_MAX_LINES",
     "SEARCH_ATTEMPTS",
+    "TOKENS_PER_EXCERPT",
     "Answer",
     "DocsOutline",
     "Hit",

@@ -308,7 +308,7 @@ class Service:
         for a store made without an embedder). `path` keeps the files under a folder
         (`docs/runbooks/`) or matching a glob (`**/payments.md`), ranked among themselves.
         `workspace` searches one of several (default: all, ranked together). At most
-        `per_file` excerpts come from one file (1..top_k; default DEFAULT_PER_FILE), each
+        `per_file` excerpts come from one file (1..top_k; default: top_k, no bound), each
         counting the file's other passages that matched (`Hit.more`); excerpts of one file that
         overlap or nearly touch are one.
 

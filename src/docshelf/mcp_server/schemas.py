@@ -7,8 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from docshelf.app import (
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_PER_FILE,
     DEFAULT_TOP_K,
     MAX_LINE_NUMBER,
     MAX_MAX_TOKENS,
@@ -19,6 +17,7 @@ from docshelf.app import (
     MIN_TOP_K,
     READ_MAX_BYTES,
     READ_MAX_LINES,
+    TOKENS_PER_EXCERPT,
 )
 
 _PATH_WORDS = (
@@ -55,17 +54,17 @@ INPUT_SCHEMA: dict[str, Any] = {
             "type": "integer",
             "minimum": MIN_PER_FILE,
             "maximum": MAX_TOP_K,
-            "default": DEFAULT_PER_FILE,
             "description": "At most how many excerpts of one file, a whole number from "
-            f"{MIN_PER_FILE} to top_k. Each excerpt says how many more passages of its file "
-            "matched; raise it to see them, or read the file with docs_read.",
+            f"{MIN_PER_FILE} to top_k (default: top_k, no bound); 1 gives top_k different "
+            "files. Each excerpt says how many more passages of its file matched; read the "
+            "file with docs_read to see them.",
         },
         "max_tokens": {
             "type": "integer",
             "minimum": MIN_MAX_TOKENS,
             "maximum": MAX_MAX_TOKENS,
-            "default": DEFAULT_MAX_TOKENS,
-            "description": "The most tokens the answer may take (counted as its UTF-8 bytes / 4). "
+            "description": "The most tokens the answer may take (counted as its UTF-8 bytes / 4; "
+            f"default {TOKENS_PER_EXCERPT} per excerpt of top_k, at least {MIN_MAX_TOKENS}). "
             "Past it, excerpts keep their citation and heading and lose their text; read those "
             "lines with docs_read.",
         },

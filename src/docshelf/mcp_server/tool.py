@@ -44,8 +44,6 @@ from starlette.requests import Request
 
 from docshelf import __version__
 from docshelf.app import (
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_PER_FILE,
     DEFAULT_TOP_K,
     MAX_MAX_TOKENS,
     MAX_TOP_K,
@@ -53,6 +51,7 @@ from docshelf.app import (
     MIN_TOP_K,
     READ_MAX_BYTES,
     READ_MAX_LINES,
+    TOKENS_PER_EXCERPT,
     Answer,
     DocsOutline,
     Hit,
@@ -160,12 +159,13 @@ def _search_words(what: str, text_only: bool) -> str:
         "docs say, before guessing how something works, is set up or is done. "
         f"{matching} Returns up to top_k excerpts (default {DEFAULT_TOP_K}, at most "
         f"{MAX_TOP_K}), each with its file path, line range and section heading; cite them as "
-        f"path:lines. The answer keeps within max_tokens (default {DEFAULT_MAX_TOKENS}; UTF-8 "
-        "bytes / 4): past it, excerpts keep their citation and lose their text. A passage this "
+        f"path:lines. The answer keeps within max_tokens (default {TOKENS_PER_EXCERPT} per "
+        "excerpt asked for; UTF-8 bytes / 4): past it, excerpts keep their citation and lose "
+        "their text. A passage this "
         "session was shown earlier comes back as its citation only (repeat: true shows it "
         "again). "
-        f"At most per_file excerpts (default {DEFAULT_PER_FILE}) come from one file, "
-        "and neighbouring passages of a file are joined; an excerpt that says more passages of "
+        "Neighbouring passages of a file are joined; per_file 1 gives top_k different files. "
+        "An excerpt that says more passages of "
         f"its file matched is worth reading whole with {READ_TOOL}. Give path to search one "
         f"folder or file pattern only. Then read around an excerpt with {READ_TOOL}."
     )
@@ -417,7 +417,9 @@ class DocsTool:
         label = arguments.get("workspace") if service.several else None
         try:
             if tool == TOOL_NAME:
-                budget = check_max_tokens(arguments.get("max_tokens"))
+                budget = check_max_tokens(
+                    arguments.get("max_tokens"), arguments.get("top_k", DEFAULT_TOP_K)
+                )
                 repeat = check_repeat(arguments.get("repeat"))
                 answer = service.search(
                     arguments.get("query"),

@@ -153,7 +153,9 @@ def web_routes(
         return label
 
     def search(params: dict[str, str], _: list[str]) -> dict[str, Any]:
-        budget = check_max_tokens(_number(params, "max_tokens", None))
+        budget = check_max_tokens(
+            _number(params, "max_tokens", None), _number(params, "k", DEFAULT_TOP_K)
+        )
         answer = service.search(
             params.get("q", ""),
             _number(params, "k", DEFAULT_TOP_K),
