@@ -12,7 +12,8 @@ Each set is indexed (incrementally, the same SQLite stores as bench/retrieval.py
 and scoring this script imports) with the packaged model. Every query's vector and text
 candidates are fetched once, fused as `docshelf search` fuses them (search.fuse_scores, the
 default Fusion), and each setting is applied to the fused list by search.distinct, with the
-stored file texts telling the lines between two excerpts, then fitted to the setting's budget
+stored file texts telling the lines between two excerpts (after the title prior, as the search
+applies it: search.title_prior), then fitted to the setting's budget
 (present.fit_answer): top_k 5 for file Hit@5 and span recall@5, top_k 10 for MRR@10
 (bench/retrieval.py's metrics and judge). An excerpt whose text the budget cut still names its
 file (Hit@5, MRR@10) but shows no span: span recall@5 counts the text an agent is shown. "before"
@@ -201,8 +202,12 @@ def load(args: argparse.Namespace, embedder: CachingEmbedder) -> list[Loaded]:
         candidates = fetch_candidates(indexed, embedder, questions)
         depth = max(ranking.CANDIDATES, ranking.CANDIDATES_PER_HIT * 10)
         fused = {
-            q: ranking.fuse_scores(
-                candidates.vector[q][:depth], candidates.text[q][:depth], Fusion()
+            q: ranking.title_prior(
+                ranking.fuse_scores(
+                    candidates.vector[q][:depth], candidates.text[q][:depth], Fusion()
+                ),
+                candidates.queries[q],
+                candidates.titles[q],
             )
             for q, _ in questions.queries
         }

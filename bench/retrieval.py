@@ -81,6 +81,7 @@ wins strictly.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -278,6 +279,7 @@ class StoredVectors:
     def embed(self, texts: list[str]) -> Vector:
         hashes = [content_hash(self.model_id, t) for t in texts]
         found = self.store.embeddings_for(hashes, self.model_id)
+        found.update(self.store.title_embeddings_for(hashes, self.model_id))  # files' titles
         missing = [t for t, h in zip(texts, hashes, strict=True) if h not in found]
         if missing:
             self.embedded += len(missing)
@@ -543,23 +545,35 @@ class WholeFileBM25:
 
 @dataclass(slots=True)
 class Candidates:
-    """Each query's vector and text candidates at SWEEP_DEPTH, best first."""
+    """Each query's vector and text candidates at SWEEP_DEPTH, best first, its embedding, and
+    the stored title vectors of its candidates' files (by workspace and path, as
+    search.title_prior takes them)."""
 
     vector: dict[str, list[StoredHit]]
     text: dict[str, list[StoredHit]]
+    queries: dict[str, Vector]
+    titles: dict[str, dict[tuple[str, str], Vector]]
 
 
 def fetch_candidates(
     indexed: Indexed, embedder: CachingEmbedder, questions: Questions
 ) -> Candidates:
-    vector, text = {}, {}
+    vector, text, queries, titles = {}, {}, {}, {}
     for query_id, query in questions.queries:
         q = embedder.embed([query])[0]
+        queries[query_id] = q
         vector[query_id] = indexed.store.search(indexed.workspace, indexed.ref, q, SWEEP_DEPTH)
         text[query_id] = indexed.store.search_text(
             indexed.workspace, indexed.ref, query, SWEEP_DEPTH
         )
-    return Candidates(vector, text)
+        titles[query_id] = candidate_titles(indexed, [*vector[query_id], *text[query_id]])
+    return Candidates(vector, text, queries, titles)
+
+
+def candidate_titles(indexed: Indexed, found: Sequence[StoredHit]) -> dict[tuple[str, str], Vector]:
+    """The stored title vectors of the files of `found`, as Searcher.rank reads them."""
+    stored = indexed.store.file_titles(indexed.workspace, indexed.ref, {h.path for h in found})
+    return {(h.workspace, h.path): stored[h.path] for h in found if h.path in stored}
 
 
 Ranked = list[tuple[StoredHit, float]]
@@ -596,9 +610,12 @@ def replay(
     rewrite: Rewrite | None = None,
     fuser: Fuser | None = None,
     lines_of: ranking.LinesOf | None = None,
+    query: Vector | None = None,
+    titles: Mapping[tuple[str, str], Vector] | None = None,
 ) -> list[Hit]:
     """What Searcher.rank(query, workspace, ref, MRR_K, "hybrid") returns with `fusion`, from deeper
-    candidate lists (their prefixes are what the store returns at a smaller depth)."""
+    candidate lists (their prefixes are what the store returns at a smaller depth); the title
+    prior as the search applies it (z-score fusion), given the query's vector and `titles`."""
     depth = max(fusion.candidates, ranking.CANDIDATES_PER_HIT * MRR_K)
     if depth > SWEEP_DEPTH:
         raise SystemExit(f"the sweep fetched {SWEEP_DEPTH} candidates, not {depth}")
@@ -606,6 +623,8 @@ def replay(
     if fuser is None:
         fuser = ranking.fuse if fusion.method == "rrf" else ranking.fuse_scores
     fused = fuser(v, t, fusion)
+    if query is not None and titles is not None and fusion.method == "zscore":
+        fused = ranking.title_prior(fused, query, titles, fusion.title_weight)
     if rewrite is not None:
         fused = rewrite(fused)
     return ranking.distinct(fused, MRR_K, lines_of=lines_of)
@@ -721,6 +740,10 @@ def trials() -> list[Trial]:
         )
         for w in (0.3, 0.4, 0.5)
     ]
+    out += [
+        Trial(f"default, title weight {w:g}", dataclasses.replace(default, title_weight=w))
+        for w in (0.0, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8)
+    ]
     out += [Trial(f"default + file boost {w:g}", default, file_boost(w)) for w in (0.1, 0.3)]
     out += [Trial(f"default + per-file decay {w:g}", default, file_decay(w)) for w in (0.2, 0.5)]
     out += [
@@ -760,6 +783,8 @@ def sweep(results: Sequence[SetResult]) -> list[tuple[Trial, dict[str, Scores]]]
                     trial.rewrite,
                     trial.fuser,
                     file_lines(result.indexed),
+                    candidates.queries[q],
+                    candidates.titles[q],
                 )
                 for q, _ in result.questions.queries
             }
@@ -809,7 +834,9 @@ def refetch_text(result: SetResult, weights: tuple[float, float, float]) -> Cand
             StoredHit.from_columns(by_id[i][1:], score)
             for i, score in bm25.top(ids, scores, places, SWEEP_DEPTH)
         ]
-    return Candidates(result.candidates.vector, text)
+    vector = result.candidates.vector
+    titles = {q: candidate_titles(indexed, [*vector[q], *text[q]]) for q in text}
+    return Candidates(vector, text, result.candidates.queries, titles)
 
 
 # -- report ----------------------------------------------------------------------------------
@@ -878,7 +905,14 @@ def run_set(
         for q, _ in questions.queries:  # the sweep's replay is the search, or its figures lie
             lines_of = file_lines(indexed)
             replayed = replay(
-                candidates.vector[q], candidates.text[q], Fusion(), None, None, lines_of
+                candidates.vector[q],
+                candidates.text[q],
+                Fusion(),
+                None,
+                None,
+                lines_of,
+                candidates.queries[q],
+                candidates.titles[q],
             )
             if not _same_passages(replayed, hybrid[q]):
                 raise SystemExit(f"{spec.name} {q}: the replayed ranking differs from the search")

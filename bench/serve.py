@@ -59,7 +59,9 @@ import contextlib
 import os
 import platform
 import shlex
+import shutil
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -83,8 +85,9 @@ from docshelf.embedders import LocalEmbedder
 from docshelf.indexer import file_rows
 from docshelf.rows import ChunkRow, FileRow
 from docshelf.stores import open_store
+from docshelf.stores.common import title_vector
 from docshelf.workspace import DocFile
-from report import postgres_server
+from report import postgres_server, worktree
 
 REPO = Path(__file__).resolve().parents[1]
 DOCSHELF = Path(sys.executable).with_name("docshelf")
@@ -233,7 +236,15 @@ def aws_rows(source: Path) -> tuple[str, list[ChunkRow], list[FileRow]]:
                 {r.path for r in rows} | {f.path for f in store.files(AWS_WORKSPACE, ref)}
             )
         ]
-    return ref, rows, file_rows(docs)
+        titles = {
+            str(p): (str(h), title_vector(b))
+            for p, h, b in conn.execute(
+                "SELECT path, title_hash, title_embedding FROM ref_files WHERE workspace = ? "
+                "AND ref = ? AND title_embedding IS NOT NULL",
+                (AWS_WORKSPACE, ref),
+            )
+        }
+    return ref, rows, list(file_rows(docs, titles))
 
 
 def aws_questions() -> list[str]:
@@ -277,6 +288,48 @@ def build_aws(location: str, cache: Path, tools: Sequence[str]) -> Workload:
 
 def serve_args(store: str, *more: str) -> list[str]:
     return ["serve", "--store", store, "--workspace", WORKSPACE, *more]
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    """How to start a `docshelf serve`: this tree's, or a baseline's (`src`, a worktree's),
+    and whether its docs_search calls ask with repeat: true (a session of this tree's shows a
+    passage once; the calls cycle through their queries, so each asks to see them again)."""
+
+    name: str
+    src: Path | None = None
+
+    def command(self, args: Sequence[str]) -> tuple[str, list[str], dict[str, str]]:
+        env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+        env.pop("PYTHONPATH", None)
+        if self.src is None:
+            return str(DOCSHELF), list(args), env
+        env["PYTHONPATH"] = str(self.src)
+        code = "import sys; from docshelf.cli import main; sys.exit(main())"
+        return sys.executable, ["-c", code, *args], env
+
+    def kinds(self, kinds: Sequence[Kind]) -> list[Kind]:
+        if self.src is not None:
+            return list(kinds)
+        return [
+            Kind(k.tool, k.name, [{**a, "repeat": True} for a in k.arguments])
+            if k.tool == "docs_search"
+            else k
+            for k in kinds
+        ]
+
+
+CURRENT = Server("this tree")
+
+
+def undo_titles(path: Path) -> None:
+    """The SQLite store at `path` made one a docshelf before migration 0010 opens: the titles'
+    columns dropped (a baseline's copy of the store this tree wrote)."""
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("DROP INDEX IF EXISTS ref_files_by_title_hash")
+        conn.execute("ALTER TABLE ref_files DROP COLUMN title_embedding")
+        conn.execute("ALTER TABLE ref_files DROP COLUMN title_hash")
+        conn.execute("DELETE FROM schema_migrations WHERE version >= 10")
 
 
 def server_memory(pid: int) -> tuple[float, float]:
@@ -343,10 +396,11 @@ async def all_kinds(client: Any, kinds: Sequence[Kind], calls: int) -> list[Timi
 
 
 def run_stdio(
-    store: str, kinds: Sequence[Kind], calls: int
+    store: str, kinds: Sequence[Kind], calls: int, server: Server = CURRENT
 ) -> tuple[list[Timing], tuple[float, float]]:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    params = StdioServerParameters(command=str(DOCSHELF), args=serve_args(store), env=env)
+    command, args, env = server.command(serve_args(store))
+    params = StdioServerParameters(command=command, args=args, env=env)
+    kinds = server.kinds(kinds)
     found: dict[str, tuple[float, float]] = {}
 
     async def session() -> list[Timing]:
@@ -379,13 +433,12 @@ def wait_for_port(port: int, server: subprocess.Popen[Any]) -> None:
 
 
 def run_http(
-    store: str, kinds: Sequence[Kind], calls: int
+    store: str, kinds: Sequence[Kind], calls: int, started: Server = CURRENT
 ) -> tuple[list[Timing], tuple[float, float]]:
     port = free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    server = subprocess.Popen(
-        [str(DOCSHELF), *serve_args(store, "--http", "--port", str(port))], env=env
-    )
+    command, args, env = started.command(serve_args(store, "--http", "--port", str(port)))
+    kinds = started.kinds(kinds)
+    server = subprocess.Popen([command, *args], env=env)
     try:
         wait_for_port(port, server)
 
@@ -444,7 +497,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=["sqlite"],
         help="the stores to serve from (postgresql: a server started here from pgserver)",
     )
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="also serve each transport from REV's code (a git worktree), before this tree's, "
+        "on a copy of the same SQLite store made as REV reads it (the columns of later "
+        "migrations dropped): side by side in one run",
+    )
+    args = parser.parse_args(argv)
+    if args.baseline and args.store != ["sqlite"]:
+        parser.error("--baseline serves SQLite only: give --store sqlite")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -464,11 +527,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                     workload = build_aws(location, args.cache, args.tools)
                 else:
                     workload = build_store(location, args.chunks, args.cache, args.tools)
+                servers = [CURRENT]
+                if args.baseline:
+                    base = stack.enter_context(
+                        worktree(REPO, args.baseline, Path(tmp) / "baseline")
+                    )
+                    servers.insert(0, Server(f"baseline {args.baseline}", base / "src"))
+                    copy = Path(tmp) / "baseline.sqlite3"
+                    shutil.copyfile(location, copy)
+                    undo_titles(copy)
                 for transport in args.transports:
-                    print(f"{kind}, {transport}:", file=sys.stderr)
-                    run = run_stdio if transport == "stdio" else run_http
-                    timings, memory = run(location, workload.kinds, args.calls)
-                    results.append((f"{kind}, {transport}", timings, memory))
+                    for served in servers:
+                        print(f"{kind}, {transport}, {served.name}:", file=sys.stderr)
+                        store = location if served.src is None else str(copy)
+                        run = run_stdio if transport == "stdio" else run_http
+                        timings, memory = run(store, workload.kinds, args.calls, served)
+                        label = f"{kind}, {transport}" + (
+                            f", {served.name}" if args.baseline else ""
+                        )
+                        results.append((label, timings, memory))
     command = " ".join(["bench/serve.py", *map(shlex.quote, sys.argv[1:])])
     print(f"command: .venv/bin/python {command}")
     print(

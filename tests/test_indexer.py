@@ -181,6 +181,46 @@ def test_only_new_or_changed_chunks_are_embedded(
     assert store.ref_counts("ws") == {"c2": 6}
 
 
+def test_each_file_s_title_is_embedded_once_and_kept_with_the_ref(
+    indexer: Indexer, source: MemorySource, embedder: FakeEmbedder, store: Store
+) -> None:
+    embedder.titles = True
+    source.add("c1", two_files())
+    indexer.index("c1")
+    # One title a file: its first heading and its path's words, embedded as the chunks are.
+    assert sorted(t for call in embedder.title_calls for t in call) == [
+        "Alpha 0 (docs a)",
+        "Beta 0 (docs b)",
+    ]
+    titles = store.file_titles("ws", "c1", ["docs/a.md", "docs/b.md"])
+    assert np.allclose(titles["docs/b.md"], fake_vector("Beta 0 (docs b)", DIM))
+    # A commit that changes one file's title embeds that title alone; the other is reused.
+    embedder.title_calls.clear()
+    files = dict(two_files(), **{"docs/b.md": section_doc("Gamma", 2)})
+    source.add("c2", files)
+    indexer.index("c2")
+    assert embedder.title_calls == [["Gamma 0 (docs b)"]]
+    assert sorted(store.file_titles("ws", "c2", ["docs/a.md", "docs/b.md"])) == [
+        "docs/a.md",
+        "docs/b.md",
+    ]
+
+
+def test_without_an_embedder_no_title_is_kept(tmp_path: Path, source: MemorySource) -> None:
+    store = SQLiteStore.open(tmp_path / "text.sqlite3", model_id=indexer_module.NO_MODEL_ID, dim=0)
+    try:
+        source.add("c1", two_files())
+        made = Indexer(store, None, source, refresh_timeout=2.0)
+        try:
+            made.index("c1")
+        finally:
+            made.close()
+        assert store.ref_counts("ws") == {"c1": 5}
+        assert store.file_titles("ws", "c1", ["docs/a.md", "docs/b.md"]) == {}
+    finally:
+        store.close()
+
+
 def test_a_fork_of_the_same_docs_in_another_workspace_embeds_nothing(
     indexer: Indexer, source: MemorySource, embedder: FakeEmbedder, store: Store
 ) -> None:

@@ -15,9 +15,11 @@ from docshelf.present import render_answer
 from docshelf.rows import StoredHit, Vector
 from docshelf.search import (
     MAX_TOP_K,
+    TITLE_WEIGHT,
     Answer,
     Fusion,
     Hit,
+    Searcher,
     check_top_k,
     distinct,
     fuse,
@@ -203,3 +205,36 @@ def test_a_hybrid_search_runs_its_text_side_on_another_thread_and_waits_for_it_o
     with pytest.raises(EmbeddingError, match="the model failed"):
         build_service(store, FailingEmbedder(), "ws").search("PAYMENT_TIMEOUT_MS", 1)
     assert len(threads) == 2
+
+
+def test_hybrid_ranking_lifts_each_file_by_its_stored_title(store: Store) -> None:
+    # The same query ranked with and without the title prior: each excerpt's score moves by
+    # TITLE_WEIGHT times the z-score of its file's stored title cosine among the candidates'.
+    embedder = FakeEmbedder(titles=True)
+    source = MemorySource("titled")
+    ref = "b" * 40
+    source.add(ref, DOCS)
+    made = Indexer(store, embedder, source)
+    try:
+        made.index(ref)
+    finally:
+        made.close()
+    query = "Checkout (docs services checkout)"  # the title input of checkout.md
+    plain = Searcher(store, embedder, fusion=Fusion(title_weight=0.0))
+    titled = Searcher(store, embedder)
+    before = {h.path: h.score for h in plain.rank(query, "titled", ref, 3, "hybrid")}
+    after = {h.path: h.score for h in titled.rank(query, "titled", ref, 3, "hybrid")}
+    titles = store.file_titles("titled", ref, list(DOCS))
+    assert sorted(titles) == sorted(DOCS)
+    vector = embedder.embed([query])[0]
+    cosines = {p: float(v @ vector) for p, v in titles.items()}
+    assert cosines["docs/services/checkout.md"] == pytest.approx(1.0, abs=1e-5)
+    mean = sum(cosines.values()) / 3
+    spread = (sum((c - mean) ** 2 for c in cosines.values()) / 3) ** 0.5
+    for path in DOCS:
+        lift = TITLE_WEIGHT * (cosines[path] - mean) / spread
+        assert after[path] - before[path] == pytest.approx(lift, abs=1e-5)
+    assert max(after, key=after.__getitem__) == "docs/services/checkout.md"
+    # Ranked by words alone, no title counts.
+    words = {h.path: h.score for h in titled.rank(query, "titled", ref, 3, "text")}
+    assert words == {h.path: h.score for h in plain.rank(query, "titled", ref, 3, "text")}

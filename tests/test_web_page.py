@@ -1,8 +1,9 @@
 """The web page in a real browser (Debian's headless Chromium, driven through chromium-driver),
 against a real `docshelf serve --http` over each store: a shared link opens with its search
 done, typing searches, the keyboard moves and opens, a hit opens its file with its lines
-highlighted and in view, a doc's markup stays text, the status lists a skipped symlink, the
-token is asked for, the page fits a phone, and nothing is fetched from another host."""
+highlighted and in view, a doc's markup stays text, an answer past its budget shows a cut hit by
+its citation and says what it left out, the status lists a skipped symlink, the token is asked
+for, the page fits a phone, and nothing is fetched from another host."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+import httpx
 import psycopg
 import pytest
 from selenium import webdriver
@@ -37,6 +39,29 @@ def long_doc() -> str:
     lines = ["# Long", "", *(f"Filler line {n} of the long document." for n in range(3, 250))]
     lines += ["## Far section", "", "The rollback lever sits far down this long file."]
     return "\n".join(lines) + "\n"
+
+
+# A doc deep in the tree an old wiki's export made: its path is 420 bytes, and a hit whose text
+# is cut still names it twice (its place, and where to read the text left out).
+DEEP = "docs/" + "".join(
+    f"wiki-export-{n}-of-the-old-operations-handbook-kept-as-it-was-imported-folder-by-folder/"
+    for n in range(1, 5)
+)
+DEEP += "harbour-surveys-" + "x" * (420 - len(DEEP) - len("harbour-surveys-.md")) + ".md"
+TIDE_PARTS = 8
+
+
+def tide_doc() -> str:
+    """Eight parts that match "tide gauge calibration", each one chunk of 1,990 bytes (its
+    heading line and its text), set apart by an interlude that does not match: no two join, and
+    each part an answer leaves out is counted on its hits as `more`."""
+    lines = ["# Harbour surveys", ""]
+    for n in range(1, TIDE_PARTS + 1):
+        heading = f"## Part {n} of the survey, as the harbour master wrote it up after the season"
+        sentence = "Calibrate the tide gauge against the harbour benchmark before each survey. "
+        text = (sentence * 30)[: 1990 - len(heading) - 2].rstrip()
+        lines += [heading, "", text, "", f"## Interlude {n}", "", "Nothing to see here.", ""]
+    return "\n".join(lines)
 
 
 @pytest.fixture(scope="module")
@@ -257,6 +282,63 @@ def test_a_docs_markup_is_shown_as_text_and_never_runs(page: webdriver.Chrome, b
     assert page.execute_script("return window.pwned") is None
     assert page.execute_script("return document.scripts.length") == 1  # app.js alone
     assert page.find_elements(By.CSS_SELECTOR, "#lines img, #lines script") == []
+
+
+def test_an_answer_past_its_budget_shows_a_cut_hit_by_its_citation_and_says_what_it_left_out(
+    browser: webdriver.Chrome, location: str, tmp_path: Path
+) -> None:
+    """Asked for 6 hits, the page's answer gets the default budget, 500 tokens a hit (3,000, or
+    12,000 bytes of text): parts of 1,990 bytes fit whole four times, the fifth keeps its citation
+    with its text cut, and the sixth's citation no longer fits (a cut hit's citation names the
+    420-byte path twice): it is left out, and said. Any budget from about 2,880 to 3,140 tokens
+    gives this answer, so a few bytes more or less in the rendering do not change it. Each hit
+    shown counts the parts of its file the answer had no place for (`more`), and the cut hit
+    still opens its lines."""
+    surveys = Repo(tmp_path / "surveys")
+    surveys.write(DEEP, tide_doc())
+    surveys.commit("surveys")
+    done = docshelf("index", str(surveys.path), "--store", location, "--embedder", "none")
+    assert done.returncode == 0, done.stderr
+    with serve(surveys, location, tmp_path / "serve.log") as (url, _):
+        base = url.removesuffix("/mcp")
+        asked = {"q": "tide gauge calibration", "k": "6"}
+        found = httpx.get(f"{base}/api/search", params=asked)
+        assert found.status_code == 200, found.text
+        answer = found.json()
+        hits = answer["hits"]
+        assert (answer["max_tokens"], answer["left_out"]) == (3000, 1)
+        assert [hit["cut"] for hit in hits] == [False, False, False, False, True]
+        assert [bool(hit["content"]) for hit in hits] == [True, True, True, True, False]
+        assert {(hit["path"], hit["more"]) for hit in hits} == {(DEEP, TIDE_PARTS - 6)}
+        places = [f"{hit['path']}:{hit['start_line']}-{hit['end_line']}" for hit in hits]
+        browser.set_window_size(1200, 800)
+        browser.get_log("browser")
+        browser.get_log("performance")
+        browser.get(f"{base}/?{urlencode(asked)}")
+        assert wait_for_hits(browser, places[0]) == places
+        assert texts(browser, "#summary") == [f"5 hits at {surveys.head()[:12]}, ranked by words"]
+        assert texts(browser, "#hits .crumbs") == [
+            hit["heading"].replace(" > ", " \u203a ") for hit in hits
+        ]
+        assert texts(browser, "#hits .more") == ["+2 more in this file"] * 5
+        excerpts = browser.execute_script(
+            "return [...document.querySelectorAll('#hits .excerpt')]"
+            ".map((e) => [e.className, e.textContent]);"
+        )
+        assert excerpts == [["excerpt", hit["content"]] for hit in hits[:4]] + [
+            ["excerpt muted", "Text left out to keep the answer short: open the hit to read it."]
+        ]
+        assert texts(browser, "#hits > li.muted") == [
+            "1 more hit left out to keep the answer short: ask for fewer, or a narrower path."
+        ]
+        cut = hits[4]
+        browser.find_elements(By.CSS_SELECTOR, "#hits a.hit")[4].click()
+        lit = wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#lines .line.hl"))
+        assert [e.get_attribute("id") for e in lit] == [
+            f"L{n}" for n in range(cut["start_line"], cut["end_line"] + 1)
+        ]
+        assert "Calibrate the tide gauge" in lit[-1].text
+        assert_only_this_server(browser, base)
 
 
 def test_the_status_lists_the_skipped_symlink_and_the_commit(

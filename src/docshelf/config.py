@@ -114,8 +114,9 @@ READ_MAX_BYTES = 16_000
 # How this version reads a commit's docs into chunks (discovery, includes, visible text, sections).
 # Stored with each indexed ref's selection: a ref indexed by another reading is indexed again on
 # the next run (its unchanged chunks keep their vectors). Raise it when a change gives one commit
-# other chunks. 2: docs sites read as their generator means them.
-DOCS_READING = 2
+# other chunks, or other rows. 2: docs sites read as their generator means them. 3: each file's
+# title embedded (search.title_prior).
+DOCS_READING = 3
 
 # A heading's title in the breadcrumb is cut after this many characters: the breadcrumb labels a
 # chunk and prefixes its embedding input; the full heading line stays in the chunk's content.

@@ -36,7 +36,7 @@ from typing import BinaryIO, Protocol
 
 import numpy as np
 
-from docshelf.chunking import Chunk, chunk_file, embedding_input
+from docshelf.chunking import Chunk, chunk_file, embedding_input, title_input
 from docshelf.chunking.text import text_lines
 from docshelf.config import (
     EMBED_BATCH_SIZE,
@@ -113,6 +113,10 @@ class Store(Protocol):
     def has_files(self, workspace: str, ref: str) -> bool: ...
 
     def embeddings_for(self, content_hashes: Sequence[str], model_id: str) -> dict[str, Vector]: ...
+
+    def title_embeddings_for(
+        self, title_hashes: Sequence[str], model_id: str
+    ) -> dict[str, Vector]: ...
 
     def set_current(self, workspace: str, ref: str) -> None: ...
 
@@ -392,8 +396,12 @@ class Indexer:
                         return self._already(ref, started, layout, pruned, prune_error)
                     docs = self._source.read_docs(ref, selection)
                     with _Vectors(self._embedder) as vectors:
-                        hashes, embedded, reused = self._vectors(docs, vectors, report, cancel)
+                        firsts: dict[str, str] = {}
+                        hashes, embedded, reused = self._vectors(
+                            docs, vectors, report, cancel, firsts
+                        )
                         chunks = len(hashes)
+                        titles = self._titles(firsts, cancel)
                         _check(cancel)
                         report(
                             Progress("writing", len(docs.files), chunks, embedded, embedded, reused)
@@ -403,7 +411,7 @@ class Indexer:
                             self.workspace,
                             ref,
                             _rows(docs, hashes, vectors),
-                            file_rows(docs.files),
+                            file_rows(docs.files, titles),
                         )
                     self._store.set_selection(
                         self.workspace, ref, key, skipped_record(docs.skipped)
@@ -481,17 +489,24 @@ class Indexer:
         )
 
     def _vectors(
-        self, docs: Docs, vectors: _Vectors, report: ProgressCallback, cancel: threading.Event
+        self,
+        docs: Docs,
+        vectors: _Vectors,
+        report: ProgressCallback,
+        cancel: threading.Event,
+        firsts: dict[str, str],
     ) -> tuple[list[str], int, int]:
         """Every chunk's vector of `docs` into `vectors`, reused from the store or embedded, a
         window at a time: the content hash of every chunk in order, and how many chunks were
-        embedded and how many reused. Neither the chunks nor their vectors are all held at once
-        (vectors spills them to a temporary file), so memory does not grow with the corpus."""
+        embedded and how many reused; `firsts` gets each file's first chunk's heading. Neither
+        the chunks nor their vectors are all held at once (vectors spills them to a temporary
+        file), so memory does not grow with the corpus."""
         cap = None if self._embedder is None else self._embedder.batch_text_chars
         hashes: list[str] = []
         per_hash: dict[str, int] = {}
         costs: list[int] = []  # each distinct hash's work, in the order first seen
         for chunk in _chunks(docs):
+            firsts.setdefault(chunk.path, chunk.heading)
             text = embedding_input(chunk)
             h = content_hash(self.model_id, text)
             hashes.append(h)
@@ -552,6 +567,36 @@ class Indexer:
             embed_window()
         return hashes, to_embed, reused
 
+    def _titles(
+        self, firsts: dict[str, str], cancel: threading.Event
+    ) -> dict[str, tuple[str, Vector]]:
+        """Each file's title (title_input of its path and first heading), by path: its hash and
+        its vector, reused from the store (any ref of any workspace) or embedded. None without an
+        embedder. A file without chunks has no title."""
+        if self._embedder is None:
+            return {}
+        inputs = {path: title_input(path, heading) for path, heading in firsts.items()}
+        hashes = {path: content_hash(self.model_id, text) for path, text in inputs.items()}
+        found: dict[str, Vector] = {}
+        distinct = list(dict.fromkeys(hashes.values()))
+        for start in range(0, len(distinct), LOOKUP_WINDOW):
+            _check(cancel)
+            found.update(
+                self._store.title_embeddings_for(
+                    distinct[start : start + LOOKUP_WINDOW], self.model_id
+                )
+            )
+        wanted = {h: inputs[path] for path, h in hashes.items() if h not in found}
+        order = sorted(wanted, key=lambda h: len(wanted[h]))
+        first = 0
+        for count in self._batches([wanted[h] for h in order]):
+            _check(cancel)
+            batch = order[first : first + count]
+            first += count
+            matrix = self._embed([wanted[h] for h in batch], 0, len(order), "file titles")
+            found.update(zip(batch, np.asarray(matrix, dtype=np.float32), strict=True))
+        return {path: (h, found[h]) for path, h in hashes.items()}
+
     def _batches(self, texts: Sequence[str]) -> list[int]:
         """The sizes of the batches `texts` (sorted by length) are embedded in: at most the batch
         size each and, for an embedder that states one (`batch_chars`), at most that many
@@ -575,7 +620,7 @@ class Indexer:
             sizes.append(size)
         return sizes
 
-    def _embed(self, texts: list[str], done: int, to_embed: int) -> Vector:
+    def _embed(self, texts: list[str], done: int, to_embed: int, what: str = "chunks") -> Vector:
         assert self._embedder is not None
         try:
             matrix = self._embedder.embed_documents(texts)
@@ -583,7 +628,7 @@ class Indexer:
             raise
         except Exception as e:
             raise IndexingError(
-                f"embedding chunks {done + 1} to {done + len(texts)} of {to_embed} failed: {e}"
+                f"embedding {what} {done + 1} to {done + len(texts)} of {to_embed} failed: {e}"
             ) from e
         # The type says an array of one row a text, but an embedder is code of any origin: what
         # it returned is checked, and a count mismatch is never truncated by the zip.
@@ -591,9 +636,9 @@ class Indexer:
         if shape is None or len(shape) != 2 or shape[0] != len(texts):
             got = "no array" if shape is None else f"{shape[0] if shape else 0} vectors"
             raise IndexingError(
-                f"embedding chunks {done + 1} to {done + len(texts)} of {to_embed}: the "
+                f"embedding {what} {done + 1} to {done + len(texts)} of {to_embed}: the "
                 f"embedder returned {got} for "
-                f"{len(texts)} chunks; check the embedder (a count mismatch is never truncated)"
+                f"{len(texts)} {what}; check the embedder (a count mismatch is never truncated)"
             )
         return matrix
 
@@ -643,12 +688,23 @@ def _check(cancel: threading.Event) -> None:
         raise IndexingError("cancelled at the refresh timeout")
 
 
-def file_rows(files: Iterable[DocFile]) -> Iterator[FileRow]:
+def file_rows(
+    files: Iterable[DocFile], titles: dict[str, tuple[str, Vector]] | None = None
+) -> Iterator[FileRow]:
     """What the store keeps of each file beside its chunks: its text, by content, with the
-    number of lines the hits count in; made as the store takes them."""
+    number of lines the hits count in, and its title's hash and vector (`titles`, by path);
+    made as the store takes them."""
     for f in files:
         data = f.text.encode("utf-8", "surrogatepass")
-        yield FileRow(f.path, f.text, hashlib.sha256(data).hexdigest(), len(text_lines(f.text)))
+        title_hash, title = (titles or {}).get(f.path, (None, None))
+        yield FileRow(
+            f.path,
+            f.text,
+            hashlib.sha256(data).hexdigest(),
+            len(text_lines(f.text)),
+            title_hash,
+            title,
+        )
 
 
 def _cost(text: str, cap: int | None) -> int:

@@ -79,12 +79,16 @@ class FileRow:
     """One documentation file of one ref, as written to a store beside its chunks: its path,
     its text exactly as the commit holds it (decoded UTF-8), `text_hash` (sha256 of that text's
     UTF-8 bytes, hex: the store keeps each distinct text once) and how many lines it has as the
-    hits count them (its prepared text's lines)."""
+    hits count them (its prepared text's lines). `title` is the embedding of its title
+    (chunking.title_input), by `title_hash` (of the model and that input, as a chunk's
+    content_hash); None without an embedder."""
 
     path: str
     text: str
     text_hash: str
     lines: int
+    title_hash: str | None = None
+    title: Vector | None = None
 
 
 @dataclass(frozen=True, slots=True)

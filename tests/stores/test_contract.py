@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import random
@@ -1381,7 +1382,55 @@ def test_a_store_of_schema_4_is_upgraded_and_its_refs_have_chunks_but_no_files(
         assert new.prune("ws", ["r2"]) == 1
     assert stored_texts(location) == 2
     folder = "postgresql" if is_postgres_url(location) else "sqlite"
-    assert [v for v, _, _ in migrations(folder)][-1] == 9
+    assert [v for v, _, _ in migrations(folder)][-1] == 10
+
+
+# -- file titles ------------------------------------------------------------------------------
+
+
+def titled(path: str, seed: int) -> FileRow:
+    """A file whose title has the vector unit(seed), by a hash of the seed."""
+    return dataclasses.replace(
+        file_row(path, f"# {path}\n"), title_hash=f"t{seed}", title=unit(seed)
+    )
+
+
+def test_file_titles_are_kept_per_ref_reused_by_hash_and_pruned_with_their_ref(
+    store: Store,
+) -> None:
+    store.replace_doc_chunks(
+        "ws", "r1", rows(2), [titled("docs/000.md", 1), titled("docs/001.md", 2)]
+    )
+    store.replace_doc_chunks(
+        "ws", "r2", rows(2), [titled("docs/000.md", 3), file_row("docs/001.md", "x")]
+    )
+    found = store.file_titles("ws", "r1", ["docs/000.md", "docs/001.md", "docs/none.md"])
+    assert sorted(found) == ["docs/000.md", "docs/001.md"]
+    assert np.allclose(found["docs/000.md"], unit(1)) and np.allclose(found["docs/001.md"], unit(2))
+    # Each ref's own: r2 changed one title and has none for the other file.
+    assert list(store.file_titles("ws", "r2", ["docs/000.md", "docs/001.md"])) == ["docs/000.md"]
+    assert np.allclose(store.file_titles("ws", "r2", ["docs/000.md"])["docs/000.md"], unit(3))
+    assert store.file_titles("ws", "r1", []) == {}
+    assert store.file_titles("other", "r1", ["docs/000.md"]) == {}
+    # Reused by hash from any ref of any workspace; only for the store's model.
+    reused = store.title_embeddings_for(["t1", "t3", "t9"], MODEL)
+    assert sorted(reused) == ["t1", "t3"] and np.allclose(reused["t3"], unit(3))
+    assert store.title_embeddings_for(["t1"], "another-model") == {}
+    store.set_current("ws", "r2")
+    store.prune("ws", ["r2"])
+    assert store.file_titles("ws", "r1", ["docs/000.md"]) == {}
+    assert sorted(store.title_embeddings_for(["t1", "t3"], MODEL)) == ["t3"]
+
+
+def test_a_title_vector_of_another_width_is_refused_and_nothing_is_written(store: Store) -> None:
+    store.replace_doc_chunks("ws", "r1", rows(2), [titled("docs/000.md", 1)])
+    wrong = dataclasses.replace(
+        file_row("docs/000.md", "# A\n"), title_hash="t5", title=unit(5, DIM + 1)
+    )
+    with pytest.raises(StoreError, match=r"title of docs/000\.md has an embedding of shape"):
+        store.replace_doc_chunks("ws", "r1", rows(3), [wrong])
+    assert store.ref_counts("ws") == {"r1": 2}
+    assert list(store.file_titles("ws", "r1", ["docs/000.md"])) == ["docs/000.md"]
 
 
 # -- searches over a set of paths ---------------------------------------------------------------

@@ -79,6 +79,7 @@ def test_migrations_are_recorded_in_a_version_table(store: SQLiteStore, path: Pa
         (7, "0007_term_lists.sql"),
         (8, "0008_vectors_by_hash.sql"),
         (9, "0009_ref_reports.sql"),
+        (10, "0010_file_titles.sql"),
     ]
 
 
@@ -195,7 +196,7 @@ def test_a_store_of_schema_1_is_upgraded_on_open_and_keeps_its_rows(
         assert len(new.search_text("ws", "r1", "number", 5)) == 3
     with sqlite3.connect(path) as raw:
         versions = raw.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()
-    assert versions == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,), (9,)]
+    assert versions == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,), (9,), (10,)]
 
 
 def test_pins_expire_by_the_unix_clock_and_prune_deletes_expired_rows_of_its_workspace(

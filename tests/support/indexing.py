@@ -32,9 +32,14 @@ class FakeEmbedder:
     batch_text_chars: int | None = None
     batch_texts: int | None = None
 
-    def __init__(self, model_id: str = MODEL, dim: int = DIM) -> None:
+    def __init__(self, model_id: str = MODEL, dim: int = DIM, *, titles: bool = False) -> None:
         self.model_id, self.dim = model_id, dim
+        # Files' titles get one vector, unless `titles`: then each its own, as texts do. Random
+        # vectors carry no meaning, so by default the title prior (search.title_prior) leaves the
+        # rankings of the tests as their words and vectors make them.
+        self.titles = titles
         self.calls: list[list[str]] = []
+        self.title_calls: list[list[str]] = []
         self.fail = False
         self.short = False
         self.hang = False
@@ -58,6 +63,11 @@ class FakeEmbedder:
         return np.stack(rows) if rows else np.zeros((0, self.dim), np.float32)
 
     def embed_documents(self, texts: Sequence[str]) -> Vector:
+        if texts and not any("\n" in t for t in texts):
+            # Files' titles (chunking.title_input: never a line break; a chunk's input always
+            # has one), recorded apart so that `calls` and `texts` count the chunks embedded.
+            self.title_calls.append(list(texts))
+            return np.stack([fake_vector(t if self.titles else "", self.dim) for t in texts])
         return self.embed(texts)
 
 

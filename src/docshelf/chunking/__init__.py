@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from docshelf.chunking.asciidoc import split_asciidoc
-from docshelf.chunking.markdown import Chunk, embedding_input, split_markdown
+from docshelf.chunking.markdown import Chunk, embedding_input, split_markdown, title_input
 from docshelf.chunking.mdx import split_mdx
 from docshelf.chunking.paragraphs import TextChunk, chunk_text, estimate_tokens
 from docshelf.chunking.rst import looks_like_rst, split_rst
@@ -52,6 +52,7 @@ __all__ = [
     "split_markdown",
     "split_mdx",
     "split_rst",
+    "title_input",
 ]
 
 

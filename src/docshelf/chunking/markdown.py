@@ -123,6 +123,21 @@ def embedding_input(chunk: Chunk) -> str:
     return f"{chunk.path}\n\n{chunk.content}"
 
 
+def title_input(path: str, first_heading: str) -> str:
+    """What is embedded for a file's title: the first part of its first chunk's heading (its
+    title) and the words of its path, e.g. "AWS Lambda quotas (aws lambda developer guide
+    gettingstarted limits)" for a page of that title at
+    aws-lambda-developer-guide/gettingstarted-limits.md: a question names a page's subject in
+    words its title or its file name often holds when no passage of it ranks high."""
+    title = first_heading.split(" > ", 1)[0].strip()
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    words = " ".join(w for w in _PATH_WORD_BREAKS.split(stem) if w)
+    return f"{title} ({words})" if title else f"({words})"
+
+
+_PATH_WORD_BREAKS = re.compile(r"[/_\-.]+")
+
+
 def split_markdown(path: str, text: str) -> list[Chunk]:
     """Cut a Markdown file into chunks: one section per heading, sections without a body dropped,
     each kept section packed into pieces of at most MAX_CHUNK_BYTES bytes of UTF-8. A chunk's

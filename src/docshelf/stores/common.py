@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from docshelf.errors import ConfigError, StoreError
-from docshelf.rows import ChunkRow, Vector, check_unit, unit_query
+from docshelf.rows import ChunkRow, FileRow, Vector, check_unit, unit_query
 
 # Random bytes of a pin's id: 128 bits, so ids made by any number of processes never collide.
 PIN_ID_BYTES = 16
@@ -217,3 +217,27 @@ def lock_busy(workspace: str, location: str, waited: float) -> StoreError:
 def iso_utc(moment: datetime) -> str:
     """A time as both stores report it: UTC, ISO 8601, in seconds (as SQLite's columns hold)."""
     return moment.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def title_blob(file: FileRow, *, location: str, model_id: str, dim: int) -> bytes | None:
+    """The file's title vector as stored (little-endian float32), checked against the store's
+    model and width; None for a file without one, or in a store without embeddings.
+
+    Raises:
+        StoreError: a title vector of another width, or not finite.
+    """
+    vector = file.title
+    if vector is None or not dim:
+        return None
+    array = np.asarray(vector, dtype=np.float32)
+    if array.shape != (dim,) or not np.isfinite(array).all():
+        raise StoreError(
+            f"the title of {file.path} has an embedding of shape {array.shape}, but the store at "
+            f"{location} holds {dim}-dimensional finite {model_id} vectors"
+        )
+    return array.astype("<f4").tobytes()
+
+
+def title_vector(blob: bytes) -> Vector:
+    """A stored title vector (title_blob) as an array."""
+    return np.frombuffer(blob, dtype="<f4").astype(np.float32)

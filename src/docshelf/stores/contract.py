@@ -180,6 +180,14 @@ class Store(Protocol):
         a fork or a second clone of the same docs nothing at all. Only vectors made by
         `model_id`: none when it is not the store's model, or the store's width is 0."""
 
+    def title_embeddings_for(self, title_hashes: Sequence[str], model_id: str) -> dict[str, Vector]:
+        """Stored vectors of file titles with these hashes (FileRow.title_hash), of any ref of
+        any workspace, as embeddings_for finds chunks'."""
+
+    def file_titles(self, workspace: str, ref: str, paths: Collection[str]) -> dict[str, Vector]:
+        """The title vectors of these files of one ref, by path: only files that have one (a
+        ref indexed before titles were kept, or without an embedder, has none)."""
+
     def search(
         self,
         workspace: str,

@@ -59,6 +59,8 @@ from docshelf.stores.common import (
     poll_until,
     query_vector,
     row_embedding,
+    title_blob,
+    title_vector,
 )
 from docshelf.stores.contract import Store
 from docshelf.stores.migrations import migrations
@@ -284,7 +286,11 @@ class PostgresStore(PooledConnections, Store):
             )
             remaining = iter(files)
             while batch := list(islice(remaining, FILE_BATCH)):
-                _write_files(cur, workspace, ref, batch)
+                titles = [
+                    title_blob(f, location=self.location, model_id=self.model_id, dim=self.dim)
+                    for f in batch
+                ]
+                _write_files(cur, workspace, ref, batch, titles)
             # Fresh statistics, so the planner walks the HNSW index at once: a table it has never
             # analysed looks empty, and it would sort the whole ref instead (hundreds of ms at
             # 100k chunks) until autovacuum gets round to it.
@@ -556,6 +562,34 @@ class PostgresStore(PooledConnections, Store):
         )
         return {str(h): _as_array(v) for h, v in rows}
 
+    def title_embeddings_for(self, title_hashes: Sequence[str], model_id: str) -> dict[str, Vector]:
+        wanted = list(dict.fromkeys(title_hashes))
+        if model_id != self.model_id or not self.dim or not wanted:
+            return {}
+        rows = self._read(
+            "looking up stored title embeddings",
+            lambda conn: conn.execute(
+                "SELECT DISTINCT ON (title_hash) title_hash, title_embedding FROM docs_ref_files "
+                "WHERE title_hash = ANY(%s::text[]) AND title_embedding IS NOT NULL",
+                (wanted,),
+            ).fetchall(),
+        )
+        return {str(h): title_vector(bytes(v)) for h, v in rows}
+
+    def file_titles(self, workspace: str, ref: str, paths: Collection[str]) -> dict[str, Vector]:
+        wanted = sorted(set(paths))
+        if not wanted or not self.dim:
+            return {}
+        rows = self._read(
+            f"reading the file titles of ref {ref!r} of workspace {workspace!r}",
+            lambda conn: conn.execute(
+                "SELECT path, title_embedding FROM docs_ref_files WHERE workspace = %s "
+                "AND ref = %s AND path = ANY(%s::text[]) AND title_embedding IS NOT NULL",
+                (workspace, ref, wanted),
+            ).fetchall(),
+        )
+        return {str(path): title_vector(bytes(v)) for path, v in rows}
+
     def search(
         self,
         workspace: str,
@@ -618,7 +652,11 @@ _GONE = (
 
 
 def _write_files(
-    cur: psycopg.Cursor[TupleRow], workspace: str, ref: str, batch: list[FileRow]
+    cur: psycopg.Cursor[TupleRow],
+    workspace: str,
+    ref: str,
+    batch: list[FileRow],
+    titles: list[bytes | None],
 ) -> None:
     """Write one batch of a ref's files, and the texts of theirs that are not stored yet; call
     inside a replace, holding TEXTS_LOCK_KEY shared, so that no stored text goes meanwhile."""
@@ -636,8 +674,9 @@ def _write_files(
             (list(texts), list(texts.values())),
         )
     cur.execute(
-        "INSERT INTO docs_ref_files (workspace, ref, path, text_hash, lines, size) "
-        "SELECT %s::text, %s::text, * FROM unnest(%s::text[], %s::text[], %s::int4[], %s::int8[])",
+        "INSERT INTO docs_ref_files (workspace, ref, path, text_hash, lines, size, title_hash, "
+        "title_embedding) SELECT %s::text, %s::text, * FROM unnest(%s::text[], %s::text[], "
+        "%s::int4[], %s::int8[], %s::text[], %s::bytea[])",
         (
             workspace,
             ref,
@@ -645,6 +684,8 @@ def _write_files(
             [f.text_hash for f in batch],
             [f.lines for f in batch],
             [len(f.text.encode()) for f in batch],
+            [f.title_hash for f in batch],
+            titles,
         ),
     )
 

@@ -45,6 +45,8 @@ from docshelf.stores.common import (
     no_store,
     query_vector,
     row_embedding,
+    title_blob,
+    title_vector,
 )
 from docshelf.stores.contract import Store
 from docshelf.stores.migrations import migrations
@@ -249,10 +251,21 @@ class SQLiteStore(Store):
                     [(f.text_hash, f.text) for f in batch],
                 )
                 conn.executemany(
-                    "INSERT INTO ref_files (workspace, ref, path, text_hash, lines, size) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO ref_files (workspace, ref, path, text_hash, lines, size, "
+                    "title_hash, title_embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [
-                        (workspace, ref, f.path, f.text_hash, f.lines, len(f.text.encode()))
+                        (
+                            workspace,
+                            ref,
+                            f.path,
+                            f.text_hash,
+                            f.lines,
+                            len(f.text.encode()),
+                            f.title_hash,
+                            title_blob(
+                                f, location=self.location, model_id=self.model_id, dim=self.dim
+                            ),
+                        )
                         for f in batch
                     ],
                 )
@@ -496,6 +509,45 @@ class SQLiteStore(Store):
                 )
                 for content_hash, blob in rows:
                     found[content_hash] = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+        return found
+
+    def title_embeddings_for(self, title_hashes: Sequence[str], model_id: str) -> dict[str, Vector]:
+        if model_id != self.model_id or not self.dim:
+            return {}
+        found: dict[str, Vector] = {}
+        wanted = list(dict.fromkeys(title_hashes))
+        step = 500
+        with self._errors("looking up stored title embeddings"):
+            conn = self._connect()
+            for i in range(0, len(wanted), step):
+                part = wanted[i : i + step]
+                rows = conn.execute(
+                    "SELECT title_hash, title_embedding FROM ref_files WHERE "
+                    f"title_hash IN ({','.join('?' * len(part))}) "
+                    "AND title_embedding IS NOT NULL",
+                    part,
+                )
+                for title_hash, blob in rows:
+                    found[title_hash] = title_vector(blob)
+        return found
+
+    def file_titles(self, workspace: str, ref: str, paths: Collection[str]) -> dict[str, Vector]:
+        wanted = sorted(set(paths))
+        if not wanted or not self.dim:
+            return {}
+        found: dict[str, Vector] = {}
+        step = 500
+        with self._errors(f"reading the file titles of ref {ref}"):
+            conn = self._connect()
+            for i in range(0, len(wanted), step):
+                part = wanted[i : i + step]
+                rows = conn.execute(
+                    "SELECT path, title_embedding FROM ref_files WHERE workspace = ? AND ref = ? "
+                    f"AND path IN ({','.join('?' * len(part))}) AND title_embedding IS NOT NULL",
+                    (workspace, ref, *part),
+                )
+                for path, blob in rows:
+                    found[str(path)] = title_vector(blob)
         return found
 
     def search(
