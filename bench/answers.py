@@ -90,6 +90,7 @@ class Setting:
     merge: int | None
     join_bytes: int = READ_MAX_BYTES
     budget: int | None = None
+    title_weight: float = ranking.TITLE_WEIGHT
 
     def __str__(self) -> str:
         bound = "any" if self.per_file is None else str(self.per_file)
@@ -97,10 +98,15 @@ class Setting:
         if self.merge is not None and self.join_bytes != READ_MAX_BYTES:
             joined += f" to {self.join_bytes:,} B"
         budget = "" if self.budget is None else f", {self.budget} tokens an excerpt"
-        return f"per_file {bound}, merge {joined}{budget}"
+        title = (
+            "" if self.title_weight == ranking.TITLE_WEIGHT else f", title {self.title_weight:g}"
+        )
+        return f"per_file {bound}, merge {joined}{budget}{title}"
 
 
-BEFORE = Setting(None, None)
+BEFORE = Setting(None, None, title_weight=0.0)
+# The title prior's weights tried (search.title_prior), the other settings at their defaults.
+TITLE_WEIGHTS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 
 
 def first_grid() -> list[Setting]:
@@ -146,8 +152,14 @@ def excerpts(loaded: Loaded, query_id: str, k: int, setting: Setting) -> list[Hi
             loaded.lines[path] = None if text is None else text_lines(text)
         return loaded.lines[path]
 
-    return ranking.distinct(
+    fused = ranking.title_prior(
         loaded.fused[query_id],  # type: ignore[arg-type]
+        loaded.candidates.queries[query_id],
+        loaded.candidates.titles[query_id],
+        setting.title_weight,
+    )
+    return ranking.distinct(
+        fused,
         k,
         setting.per_file,
         0 if setting.merge is None else setting.merge,
@@ -201,13 +213,9 @@ def load(args: argparse.Namespace, embedder: CachingEmbedder) -> list[Loaded]:
         embedder.embed([q for _, q in questions.queries])
         candidates = fetch_candidates(indexed, embedder, questions)
         depth = max(ranking.CANDIDATES, ranking.CANDIDATES_PER_HIT * 10)
-        fused = {
-            q: ranking.title_prior(
-                ranking.fuse_scores(
-                    candidates.vector[q][:depth], candidates.text[q][:depth], Fusion()
-                ),
-                candidates.queries[q],
-                candidates.titles[q],
+        fused = {  # each setting adds its title prior (excerpts)
+            q: ranking.fuse_scores(
+                candidates.vector[q][:depth], candidates.text[q][:depth], Fusion()
             )
             for q, _ in questions.queries
         }
@@ -262,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = [s.name for s in sets]
     first, second = first_grid(), second_grid()
     table: dict[Setting, dict[str, Measured]] = {}
-    for setting in dict.fromkeys([*first, *second]):
+    for setting in dict.fromkeys([BEFORE, *first, *second]):
         table[setting] = {loaded.name: measure(loaded, setting) for loaded in sets}
     default = Setting(
         ranking.DEFAULT_PER_FILE,
@@ -272,6 +280,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if default not in table:
         table[default] = {loaded.name: measure(loaded, default) for loaded in sets}
+    titles = [dataclasses.replace(default, title_weight=w) for w in TITLE_WEIGHTS]
+    for setting in titles:
+        if setting not in table:
+            table[setting] = {loaded.name: measure(loaded, setting) for loaded in sets}
 
     def show(columns: list[str], rows: list[list[str]]) -> None:
         print_table(columns, rows, markdown=args.markdown)
@@ -302,6 +314,49 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     print("cross-validation: chosen on two sets, checked on the third (scores, p95 tokens)\n")
     show(["held out", "chosen on", "chosen", "before", "chosen, held out", "no worse"], rows)
+    untitled = titles[0]
+    print("the title prior's weight, the other settings at their defaults\n")
+    show(
+        ["title weight", *names],
+        [[f"{s.title_weight:g}", *(cell(s, n) for n in names)] for s in titles],
+    )
+    rows = []
+    for held in names:
+        training = [n for n in names if n != held]
+        kept = [
+            s
+            for s in titles
+            if all(no_worse(table[s][t].scores, table[untitled][t].scores) for t in training)
+        ]
+        chosen = min(
+            kept,
+            key=lambda s: (
+                -round(
+                    statistics.fmean(
+                        table[s][t].scores.hit
+                        + table[s][t].scores.mrr
+                        + (table[s][t].scores.span or 0.0)
+                        for t in training
+                    ),
+                    9,
+                ),
+                s.title_weight,
+            ),
+        )
+        rows.append(
+            [
+                held,
+                ", ".join(training),
+                f"{chosen.title_weight:g}",
+                cell(untitled, held),
+                cell(chosen, held),
+                "yes"
+                if no_worse(table[chosen][held].scores, table[untitled][held].scores)
+                else "NO",
+            ]
+        )
+    print("cross-validation of the title weight (against weight 0, the defaults otherwise)\n")
+    show(["held out", "chosen on", "chosen", "weight 0", "chosen, held out", "no worse"], rows)
     print(f"the default ({default}) on every set\n")
     show(
         ["set", "before", "default", "no worse"],

@@ -7,6 +7,7 @@ Run it from the repository root with
     .venv/bin/python bench/serve.py --chunks 20000 --calls 500 --transports http
     .venv/bin/python bench/serve.py --tools read,outline --transports http
     .venv/bin/python bench/serve.py --corpus aws --store sqlite postgresql --transports stdio
+    .venv/bin/python bench/serve.py --corpus aws --tools search --baseline c57edad
 
 Data: the chunks of the shared corpora (`../shared/data/corpora`), embedded with the packaged
 all-MiniLM-L6-v2 and cached exactly as bench/search.py does (the same cache, so a run after
@@ -43,6 +44,12 @@ over those calls. The kinds, each list of arguments drawn with a fixed seed:
   the bound, with the folders to narrow it by).
 - outline, a folder: docs_outline of a folder drawn from the folders of the store's files (every
   folder equally likely, so mostly small leaf folders, sometimes a whole corpus copy).
+
+With `--baseline REV` (SQLite only), each transport is also served by REV's code (a git worktree
+of REV, imported with PYTHONPATH=<worktree>/src) before this tree's, on a copy of the same store
+with the columns of the migrations REV does not know dropped: the two side by side in one run.
+This tree's docs_search calls ask with `repeat: true` (its sessions show a passage once, and the
+calls cycle through their queries); a baseline that has no `repeat` is asked without it.
 
 Every answer must not be an error; "answer bytes" is the mean UTF-8 size of its text. The
 server's resident memory (VmRSS) and its peak (VmHWM) are read from /proc after all the calls of

@@ -171,18 +171,18 @@ def test_a_join_stays_within_a_reads_bounds() -> None:
 
 def test_a_joined_excerpt_holds_at_most_join_max_bytes() -> None:
     lines = ["w" * 99 for _ in range(120)]  # 100 bytes a line, with its newline
-    small = [passage(1, 10, lines=lines), passage(11, 20, lines=lines)]
-    found = distinct(ranked(*small, passage(21, 30, lines=lines)), 5, lines_of=lambda *_: lines)
-    # 1-20 joined (2,000 bytes); 21-30 would make 3,000 bytes less one newline: joined too.
-    assert spans(found) == [("a.md", 1, 30)]
-    found = distinct(ranked(*small, passage(21, 31, lines=lines)), 5, lines_of=lambda *_: lines)
-    assert JOIN_MAX_BYTES == 3_000
-    assert spans(found) == [("a.md", 1, 20), ("a.md", 21, 31)]  # 3,099 bytes: two excerpts
+    small = [passage(1, 15, lines=lines), passage(16, 30, lines=lines)]
+    found = distinct(ranked(*small, passage(31, 40, lines=lines)), 5, lines_of=lambda *_: lines)
+    # 1-30 joined (3,000 bytes); 31-40 would make 4,000 bytes less one newline: joined too.
+    assert spans(found) == [("a.md", 1, 40)]
+    found = distinct(ranked(*small, passage(31, 41, lines=lines)), 5, lines_of=lambda *_: lines)
+    assert JOIN_MAX_BYTES == 4_000
+    assert spans(found) == [("a.md", 1, 30), ("a.md", 31, 41)]  # 4,099 bytes: two excerpts
     # Overlapping an excerpt it cannot join, a candidate is not shown again in part; its lines
     # not shown are counted as a passage more, and one shown whole is not.
     found = distinct(
         ranked(
-            passage(1, 25, lines=lines), passage(20, 40, lines=lines), passage(5, 9, lines=lines)
+            passage(1, 25, lines=lines), passage(20, 45, lines=lines), passage(5, 9, lines=lines)
         ),
         5,
         lines_of=lambda *_: lines,
@@ -327,14 +327,14 @@ def test_a_max_tokens_below_the_smallest_useful_answer_or_past_the_bound_is_refu
 
 
 def test_the_default_budget_is_tokens_per_excerpt_asked_for_at_least_the_least() -> None:
-    assert TOKENS_PER_EXCERPT == 500
+    assert TOKENS_PER_EXCERPT == 450
     assert [check_max_tokens(None, k) for k in (1, 2, 3, 5, 10, 20)] == [
         1_000,
         1_000,
-        1_500,
-        2_500,
-        5_000,
-        10_000,
+        1_350,
+        2_250,
+        4_500,
+        9_000,
     ]
     with pytest.raises(ConfigError, match=r"top_k must be a whole number from 1 to 20"):
         check_max_tokens(None, 21)  # the default of a top_k refused is no number

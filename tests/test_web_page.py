@@ -41,25 +41,25 @@ def long_doc() -> str:
     return "\n".join(lines) + "\n"
 
 
-# A doc deep in the tree an old wiki's export made: its path is 420 bytes, and a hit whose text
+# A doc deep in the tree an old wiki's export made: its path is 380 bytes, and a hit whose text
 # is cut still names it twice (its place, and where to read the text left out).
 DEEP = "docs/" + "".join(
     f"wiki-export-{n}-of-the-old-operations-handbook-kept-as-it-was-imported-folder-by-folder/"
     for n in range(1, 5)
 )
-DEEP += "harbour-surveys-" + "x" * (420 - len(DEEP) - len("harbour-surveys-.md")) + ".md"
+DEEP += "harbour-surveys-" + "x" * (380 - len(DEEP) - len("harbour-surveys-.md")) + ".md"
 TIDE_PARTS = 8
 
 
 def tide_doc() -> str:
-    """Eight parts that match "tide gauge calibration", each one chunk of 1,990 bytes (its
+    """Eight parts that match "tide gauge calibration", each one chunk of 1,790 bytes (its
     heading line and its text), set apart by an interlude that does not match: no two join, and
     each part an answer leaves out is counted on its hits as `more`."""
     lines = ["# Harbour surveys", ""]
     for n in range(1, TIDE_PARTS + 1):
         heading = f"## Part {n} of the survey, as the harbour master wrote it up after the season"
         sentence = "Calibrate the tide gauge against the harbour benchmark before each survey. "
-        text = (sentence * 30)[: 1990 - len(heading) - 2].rstrip()
+        text = (sentence * 30)[: 1790 - len(heading) - 2].rstrip()
         lines += [heading, "", text, "", f"## Interlude {n}", "", "Nothing to see here.", ""]
     return "\n".join(lines)
 
@@ -287,13 +287,13 @@ def test_a_docs_markup_is_shown_as_text_and_never_runs(page: webdriver.Chrome, b
 def test_an_answer_past_its_budget_shows_a_cut_hit_by_its_citation_and_says_what_it_left_out(
     browser: webdriver.Chrome, location: str, tmp_path: Path
 ) -> None:
-    """Asked for 6 hits, the page's answer gets the default budget, 500 tokens a hit (3,000, or
-    12,000 bytes of text): parts of 1,990 bytes fit whole four times, the fifth keeps its citation
+    """Asked for 6 hits, the page's answer gets the default budget, 450 tokens a hit (2,700, or
+    10,800 bytes of text): parts of 1,790 bytes fit whole four times, the fifth keeps its citation
     with its text cut, and the sixth's citation no longer fits (a cut hit's citation names the
-    420-byte path twice): it is left out, and said. Any budget from about 2,880 to 3,140 tokens
-    gives this answer, so a few bytes more or less in the rendering do not change it. Each hit
-    shown counts the parts of its file the answer had no place for (`more`), and the cut hit
-    still opens its lines."""
+    380-byte path twice): it is left out, and said. Any budget from about 2,650 to 2,850 tokens
+    gives this answer (`docshelf search -k 6 --max-tokens N`), so a few bytes more or less in the
+    rendering do not change it. Each hit shown counts the parts of its file the answer had no
+    place for (`more`), and the cut hit still opens its lines."""
     surveys = Repo(tmp_path / "surveys")
     surveys.write(DEEP, tide_doc())
     surveys.commit("surveys")
@@ -306,7 +306,7 @@ def test_an_answer_past_its_budget_shows_a_cut_hit_by_its_citation_and_says_what
         assert found.status_code == 200, found.text
         answer = found.json()
         hits = answer["hits"]
-        assert (answer["max_tokens"], answer["left_out"]) == (3000, 1)
+        assert (answer["max_tokens"], answer["left_out"]) == (2700, 1)
         assert [hit["cut"] for hit in hits] == [False, False, False, False, True]
         assert [bool(hit["content"]) for hit in hits] == [True, True, True, True, False]
         assert {(hit["path"], hit["more"]) for hit in hits} == {(DEEP, TIDE_PARTS - 6)}
