@@ -509,12 +509,14 @@ def title_prior(
     known = [f for f in files if f in titles]
     if not weight or len(known) < 2:
         return list(ranked)
-    cosines = [float(titles[f] @ query) for f in known]
-    mean = math.fsum(cosines) / len(cosines)
-    spread = math.sqrt(math.fsum((c - mean) ** 2 for c in cosines) / len(cosines))
+    import numpy as np  # noqa: PLC0415 (loaded by then: the vectors are arrays)
+
+    cosines = np.stack([titles[f] for f in known]).astype(np.float64) @ query.astype(np.float64)
+    spread = float(cosines.std())
     if not spread > 0.0 or not math.isfinite(spread):
         return list(ranked)
-    lift = {f: weight * (c - mean) / spread for f, c in zip(known, cosines, strict=True)}
+    standard = (weight * (cosines - cosines.mean()) / spread).tolist()
+    lift = dict(zip(known, standard, strict=True))
     lifted = [(h, s + lift.get((h.workspace, h.path), 0.0)) for h, s in ranked]
     return sorted(lifted, key=lambda p: (-p[1], p[0].workspace, p[0].path, p[0].chunk))
 
