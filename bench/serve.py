@@ -92,7 +92,7 @@ from docshelf.embedders import LocalEmbedder
 from docshelf.indexer import file_rows
 from docshelf.rows import ChunkRow, FileRow
 from docshelf.stores import open_store
-from docshelf.stores.common import title_vector
+from docshelf.stores.common import blob_vector
 from docshelf.workspace import DocFile
 from report import postgres_server, worktree
 
@@ -244,7 +244,7 @@ def aws_rows(source: Path) -> tuple[str, list[ChunkRow], list[FileRow]]:
             )
         ]
         titles = {
-            str(p): (str(h), title_vector(b))
+            str(p): (str(h), blob_vector(b))
             for p, h, b in conn.execute(
                 "SELECT path, title_hash, title_embedding FROM ref_files WHERE workspace = ? "
                 "AND ref = ? AND title_embedding IS NOT NULL",

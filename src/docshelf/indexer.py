@@ -539,13 +539,7 @@ class Indexer:
 
         def embed_window() -> None:
             nonlocal done, work_done
-            # Sorted by length, each batch pads little; each distinct text is embedded once.
-            order = sorted(window, key=lambda h: len(window[h]))
-            first = 0
-            for count in self._batches([window[h] for h in order]):
-                _check(cancel)
-                batch = order[first : first + count]
-                first += count
+            for batch in self._batched(window, cancel):
                 matrix = self._embed([window[h] for h in batch], done, to_embed)
                 for h, vector in zip(batch, matrix, strict=True):
                     vectors.put(h, vector)
@@ -587,15 +581,22 @@ class Indexer:
                 )
             )
         wanted = {h: inputs[path] for path, h in hashes.items() if h not in found}
-        order = sorted(wanted, key=lambda h: len(wanted[h]))
-        first = 0
-        for count in self._batches([wanted[h] for h in order]):
-            _check(cancel)
-            batch = order[first : first + count]
-            first += count
-            matrix = self._embed([wanted[h] for h in batch], 0, len(order), "file titles")
+        done = 0
+        for batch in self._batched(wanted, cancel):
+            matrix = self._embed([wanted[h] for h in batch], done, len(wanted), "file titles")
             found.update(zip(batch, np.asarray(matrix, dtype=np.float32), strict=True))
+            done += len(batch)
         return {path: (h, found[h]) for path, h in hashes.items()}
+
+    def _batched(self, texts: dict[str, str], cancel: threading.Event) -> Iterator[list[str]]:
+        """The keys of `texts` in the batches they are embedded in: sorted by length, so each
+        batch pads little (each distinct text once), cut by _batches; cancel checked before each."""
+        order = sorted(texts, key=lambda h: len(texts[h]))
+        first = 0
+        for count in self._batches([texts[h] for h in order]):
+            _check(cancel)
+            yield order[first : first + count]
+            first += count
 
     def _batches(self, texts: Sequence[str]) -> list[int]:
         """The sizes of the batches `texts` (sorted by length) are embedded in: at most the batch

@@ -238,6 +238,6 @@ def title_blob(file: FileRow, *, location: str, model_id: str, dim: int) -> byte
     return array.astype("<f4").tobytes()
 
 
-def title_vector(blob: bytes) -> Vector:
-    """A stored title vector (title_blob) as an array."""
+def blob_vector(blob: bytes) -> Vector:
+    """A stored vector (little-endian float32: a chunk's embedding, a title_blob) as an array."""
     return np.frombuffer(blob, dtype="<f4").astype(np.float32)

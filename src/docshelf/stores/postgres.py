@@ -49,6 +49,7 @@ from docshelf.errors import ConfigError, StoreError
 from docshelf.rows import ChunkRow, FileRow, StoredFile, StoredHit, Vector
 from docshelf.stores import postgres_text
 from docshelf.stores.common import (
+    blob_vector,
     check_lease,
     check_model,
     check_open_arguments,
@@ -60,7 +61,6 @@ from docshelf.stores.common import (
     query_vector,
     row_embedding,
     title_blob,
-    title_vector,
 )
 from docshelf.stores.contract import Store
 from docshelf.stores.migrations import migrations
@@ -574,7 +574,7 @@ class PostgresStore(PooledConnections, Store):
                 (wanted,),
             ).fetchall(),
         )
-        return {str(h): title_vector(bytes(v)) for h, v in rows}
+        return {str(h): blob_vector(bytes(v)) for h, v in rows}
 
     def file_titles(self, workspace: str, ref: str, paths: Collection[str]) -> dict[str, Vector]:
         wanted = sorted(set(paths))
@@ -588,7 +588,7 @@ class PostgresStore(PooledConnections, Store):
                 (workspace, ref, wanted),
             ).fetchall(),
         )
-        return {str(path): title_vector(bytes(v)) for path, v in rows}
+        return {str(path): blob_vector(bytes(v)) for path, v in rows}
 
     def search(
         self,

@@ -38,6 +38,7 @@ from docshelf.errors import StoreError
 from docshelf.rows import ChunkRow, FileRow, StoredFile, StoredHit, Vector
 from docshelf.stores import bm25, sqlite_lock, sqlite_text
 from docshelf.stores.common import (
+    blob_vector,
     check_lease,
     check_model,
     check_open_arguments,
@@ -46,7 +47,6 @@ from docshelf.stores.common import (
     query_vector,
     row_embedding,
     title_blob,
-    title_vector,
 )
 from docshelf.stores.contract import Store
 from docshelf.stores.migrations import migrations
@@ -66,6 +66,8 @@ WAL_RETRY_SECONDS = 0.01
 
 # Files written per executemany of a replace: the texts of a batch are held in memory at once.
 FILE_BATCH = 500
+# Keys a lookup asks for in one IN list: SQLite allows 32766 parameters a statement.
+IN_LIST_STEP = 500
 
 _SELECT_HIT = f"SELECT {bm25.HIT_COLUMNS} FROM chunks"
 
@@ -494,60 +496,47 @@ class SQLiteStore(Store):
     def embeddings_for(self, content_hashes: Sequence[str], model_id: str) -> dict[str, Vector]:
         if model_id != self.model_id or not self.dim:
             return {}
-        found: dict[str, Vector] = {}
-        wanted = list(dict.fromkeys(content_hashes))
-        # SQLite allows 32766 parameters per statement; stay well below.
-        step = 500
-        with self._errors("looking up stored embeddings"):
-            conn = self._connect()
-            for i in range(0, len(wanted), step):
-                part = wanted[i : i + step]
-                rows = conn.execute(
-                    "SELECT content_hash, embedding FROM chunks WHERE "
-                    f"content_hash IN ({','.join('?' * len(part))}) AND embedding IS NOT NULL",
-                    part,
-                )
-                for content_hash, blob in rows:
-                    found[content_hash] = np.frombuffer(blob, dtype="<f4").astype(np.float32)
-        return found
+        return self._vectors_of(
+            "looking up stored embeddings",
+            "SELECT content_hash, embedding FROM chunks WHERE content_hash IN ({}) "
+            "AND embedding IS NOT NULL",
+            list(dict.fromkeys(content_hashes)),
+        )
 
     def title_embeddings_for(self, title_hashes: Sequence[str], model_id: str) -> dict[str, Vector]:
         if model_id != self.model_id or not self.dim:
             return {}
-        found: dict[str, Vector] = {}
-        wanted = list(dict.fromkeys(title_hashes))
-        step = 500
-        with self._errors("looking up stored title embeddings"):
-            conn = self._connect()
-            for i in range(0, len(wanted), step):
-                part = wanted[i : i + step]
-                rows = conn.execute(
-                    "SELECT title_hash, title_embedding FROM ref_files WHERE "
-                    f"title_hash IN ({','.join('?' * len(part))}) "
-                    "AND title_embedding IS NOT NULL",
-                    part,
-                )
-                for title_hash, blob in rows:
-                    found[title_hash] = title_vector(blob)
-        return found
+        return self._vectors_of(
+            "looking up stored title embeddings",
+            "SELECT title_hash, title_embedding FROM ref_files WHERE title_hash IN ({}) "
+            "AND title_embedding IS NOT NULL",
+            list(dict.fromkeys(title_hashes)),
+        )
 
     def file_titles(self, workspace: str, ref: str, paths: Collection[str]) -> dict[str, Vector]:
-        wanted = sorted(set(paths))
-        if not wanted or not self.dim:
+        if not self.dim:
             return {}
+        return self._vectors_of(
+            f"reading the file titles of ref {ref}",
+            "SELECT path, title_embedding FROM ref_files WHERE workspace = ? AND ref = ? "
+            "AND path IN ({}) AND title_embedding IS NOT NULL",
+            sorted(set(paths)),
+            (workspace, ref),
+        )
+
+    def _vectors_of(
+        self, what: str, query: str, keys: Sequence[str], scope: tuple[str, ...] = ()
+    ) -> dict[str, Vector]:
+        """Each row's key and vector of `query`, whose {} takes the placeholders of `keys` (after
+        those of `scope`), asked in parts: SQLite allows 32766 parameters a statement."""
         found: dict[str, Vector] = {}
-        step = 500
-        with self._errors(f"reading the file titles of ref {ref}"):
+        with self._errors(what):
             conn = self._connect()
-            for i in range(0, len(wanted), step):
-                part = wanted[i : i + step]
-                rows = conn.execute(
-                    "SELECT path, title_embedding FROM ref_files WHERE workspace = ? AND ref = ? "
-                    f"AND path IN ({','.join('?' * len(part))}) AND title_embedding IS NOT NULL",
-                    (workspace, ref, *part),
-                )
-                for path, blob in rows:
-                    found[str(path)] = title_vector(blob)
+            for i in range(0, len(keys), IN_LIST_STEP):
+                part = keys[i : i + IN_LIST_STEP]
+                rows = conn.execute(query.format(",".join("?" * len(part))), (*scope, *part))
+                for key, blob in rows:
+                    found[str(key)] = blob_vector(blob)
         return found
 
     def search(
