@@ -42,6 +42,7 @@ from docshelf.app import (
     search_answer,
     store_status,
 )
+from docshelf.app.manifest import DEFAULT_JOBS, MAX_JOBS, ManifestOutcome, index_manifest
 from docshelf.config import (
     DEFAULT_EF_SEARCH,
     DEFAULT_HTTP_HOST,
@@ -53,16 +54,20 @@ from docshelf.config import (
     default_store_location,
 )
 from docshelf.errors import DocshelfError
+from docshelf.manifest import read_manifest
 from docshelf.present import (
     CLI,
     answer_data,
     fit_answer,
     index_data,
+    manifest_data,
     outline_data,
     plural,
     reading_data,
     render_answer,
     render_index,
+    render_manifest_outcome,
+    render_manifest_summary,
     render_outline,
     render_reading,
     render_status,
@@ -296,7 +301,7 @@ def docs_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @cli.command()
-@click.argument("source", default=".", metavar="[SOURCE]")
+@click.argument("source", required=False, metavar="[SOURCE]")
 @click.option(
     "--ref",
     "rev",
@@ -309,6 +314,21 @@ def docs_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
     metavar="NAME",
     help="The workspace name in the store (default: the repository's absolute path, or the "
     "clone URL without its password).",
+)
+@click.option(
+    "--manifest",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Index every workspace a TOML manifest lists ([[workspace]] entries: source, and "
+    "optionally name, ref, docs, include, exclude) with one model; a failure is reported and the "
+    "rest carried on. Not with SOURCE or the options of one workspace.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, MAX_JOBS),
+    default=DEFAULT_JOBS,
+    show_default=True,
+    help="With --manifest: how many workspaces sync (fetch, resolve) at once; their commits are "
+    "indexed one at a time.",
 )
 @mirror_dir_option
 @store_options
@@ -323,12 +343,14 @@ def docs_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
     "line for a tool that wraps the command, or none.",
 )
 def index(
-    source: str,
+    source: str | None,
     rev: str | None,
     docs: tuple[str, ...],
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     workspace: str | None,
+    manifest: Path | None,
+    jobs: int,
     as_json: bool,
     progress: str,
     **options: Any,
@@ -342,6 +364,27 @@ def index(
     changed since an indexed commit are.
     """
     config = make_config(**options)
+    if manifest is not None:
+        given = [
+            flag
+            for flag, value in (
+                ("SOURCE", source),
+                ("--ref", rev),
+                ("--docs", docs),
+                ("--include", include),
+                ("--exclude", exclude),
+                ("--workspace", workspace),
+            )
+            if value
+        ]
+        if given:
+            raise click.UsageError(
+                f"--manifest lists the workspaces and their options; give {given[0]} in the "
+                "manifest's entries instead"
+            )
+        _index_manifest(config, manifest, jobs, as_json)
+        return
+    source = "." if source is None else source
     bar: ProgressBar | ProgressEvents | None = None
     if progress == "json":
         bar = ProgressEvents(_write_err)
@@ -365,6 +408,24 @@ def index(
         _write(json.dumps(index_data(result), ensure_ascii=False, indent=2) + "\n")
     else:
         _write(render_index(result))
+
+
+def _index_manifest(config: Config, path: Path, jobs: int, as_json: bool) -> None:
+    """Index a manifest's workspaces: each outcome as it is known (text), then a summary, or
+    one JSON object; exit status 1 when a workspace failed."""
+    entries = read_manifest(path)
+
+    def shown(outcome: ManifestOutcome) -> None:
+        if not as_json:
+            _write(render_manifest_outcome(outcome))
+
+    outcomes = index_manifest(config, entries, jobs=jobs, report=shown)
+    if as_json:
+        _write(json.dumps(manifest_data(outcomes), ensure_ascii=False, indent=2) + "\n")
+    else:
+        _write(render_manifest_summary(outcomes))
+    if any(o.error is not None for o in outcomes):
+        raise click.exceptions.Exit(1)
 
 
 @cli.command()
@@ -806,7 +867,10 @@ def _write(text: str) -> None:
 def main() -> None:
     """Entry point of the `docshelf` console script: errors become one line and exit status 1."""
     try:
-        cli.main(standalone_mode=False)
+        # Not standalone, click returns the status of a command that ends with Exit.
+        status = cli.main(standalone_mode=False)
+        if isinstance(status, int) and status:
+            sys.exit(status)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.ClickException as e:

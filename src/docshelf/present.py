@@ -49,9 +49,11 @@ from docshelf.shown import (
     shown_value,
 )
 from docshelf.workspace import Layout
+from docshelf.workspace.redaction import redact_url
 
 if TYPE_CHECKING:
     from docshelf.app import IndexResult
+    from docshelf.app.manifest import ManifestOutcome
     from docshelf.app.status import ServiceState, WorkspaceState
 
 __all__ = [
@@ -68,11 +70,14 @@ __all__ = [
     "fit_answer",
     "http_status",
     "index_data",
+    "manifest_data",
     "outline_data",
     "plural",
     "reading_data",
     "render_answer",
     "render_index",
+    "render_manifest_outcome",
+    "render_manifest_summary",
     "render_outline",
     "render_reading",
     "render_status",
@@ -438,6 +443,42 @@ def index_data(r: IndexResult) -> dict[str, Any]:
         "roots": list(r.roots),
         "docs": (r.layout or Layout(r.roots)).data(),
         "excluded": r.excluded,
+    }
+
+
+def render_manifest_outcome(o: ManifestOutcome) -> str:
+    """One workspace of `docshelf index --manifest`: its report, or what stopped it."""
+    if o.result is not None:
+        return render_index(o.result)
+    return f"failed: {o.entry.label}: {o.error}\n"
+
+
+def render_manifest_summary(outcomes: Sequence[ManifestOutcome]) -> str:
+    """The last line of `docshelf index --manifest`: how many workspaces did what."""
+    done = [o.result for o in outcomes if o.result is not None]
+    already = sum(r.already_indexed for r in done)
+    failed = [o for o in outcomes if o.error is not None]
+    line = (
+        f"manifest: {plural(len(outcomes), 'workspace')}: {len(done) - already} indexed, "
+        f"{already} already indexed, {len(failed)} failed"
+    )
+    if failed:
+        line += " (" + ", ".join(o.entry.label for o in failed) + ")"
+    return line + "\n"
+
+
+def manifest_data(outcomes: Sequence[ManifestOutcome]) -> dict[str, Any]:
+    return {
+        "workspaces": [
+            {"source": redact_url(o.entry.source), "name": o.entry.name, "ref": o.entry.ref}
+            | (
+                {"result": index_data(o.result), "error": None}
+                if o.result is not None
+                else {"result": None, "error": o.error}
+            )
+            for o in outcomes
+        ],
+        "failed": sum(o.error is not None for o in outcomes),
     }
 
 
