@@ -114,7 +114,7 @@ def test_a_manifest_that_is_not_there_is_refused(tmp_path: Path) -> None:
 
 
 def test_every_workspace_is_indexed_with_one_embedder_and_a_failure_is_one_outcome(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, location: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo(tmp_path / "payments", "payments")
     repo(tmp_path / "checkout", "checkout")
@@ -125,7 +125,7 @@ def test_every_workspace_is_indexed_with_one_embedder_and_a_failure_is_one_outco
         return made[-1]
 
     monkeypatch.setattr(app, "configured_embedder", one_embedder)
-    store = str(tmp_path / "org.sqlite3")
+    store = location  # a SQLite file, then a PostgreSQL database
     entries = [
         ManifestEntry(str(tmp_path / "payments"), "payments"),
         ManifestEntry(str(tmp_path / "missing"), "missing"),
