@@ -14,8 +14,8 @@ from docshelf import app
 from docshelf.app.manifest import index_manifest
 from docshelf.config import Config
 from docshelf.errors import ConfigError
-from docshelf.manifest import ManifestEntry, read_manifest
 from docshelf.stores import open_store
+from docshelf.workspace.manifest import ManifestEntry, read_manifest
 from tests.support.gitrepo import Repo
 from tests.support.indexing import DIM, MODEL, FakeEmbedder
 from tests.test_cli_index import docshelf

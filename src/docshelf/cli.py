@@ -42,7 +42,13 @@ from docshelf.app import (
     search_answer,
     store_status,
 )
-from docshelf.app.manifest import DEFAULT_JOBS, MAX_JOBS, ManifestOutcome, index_manifest
+from docshelf.app.manifest import (
+    DEFAULT_JOBS,
+    MAX_JOBS,
+    ManifestOutcome,
+    index_manifest,
+    read_manifest,
+)
 from docshelf.config import (
     DEFAULT_EF_SEARCH,
     DEFAULT_HTTP_HOST,
@@ -54,7 +60,6 @@ from docshelf.config import (
     default_store_location,
 )
 from docshelf.errors import DocshelfError
-from docshelf.manifest import read_manifest
 from docshelf.present import (
     CLI,
     answer_data,

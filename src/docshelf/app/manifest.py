@@ -19,7 +19,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docshelf.errors import DocshelfError
-from docshelf.manifest import ManifestEntry
+from docshelf.workspace.manifest import ManifestEntry, read_manifest
+
+__all__ = [
+    "DEFAULT_JOBS",
+    "MAX_JOBS",
+    "ManifestEntry",
+    "ManifestOutcome",
+    "index_manifest",
+    "read_manifest",
+]
 
 if TYPE_CHECKING:
     from docshelf.config import Config

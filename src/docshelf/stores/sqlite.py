@@ -27,7 +27,7 @@ import sqlite3
 import tempfile
 import threading
 import time
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
@@ -498,8 +498,10 @@ class SQLiteStore(Store):
             return {}
         return self._vectors_of(
             "looking up stored embeddings",
-            "SELECT content_hash, embedding FROM chunks WHERE content_hash IN ({}) "
-            "AND embedding IS NOT NULL",
+            lambda n: (
+                f"SELECT content_hash, embedding FROM chunks WHERE content_hash IN "
+                f"({_marks(n)}) AND embedding IS NOT NULL"
+            ),
             list(dict.fromkeys(content_hashes)),
         )
 
@@ -508,8 +510,10 @@ class SQLiteStore(Store):
             return {}
         return self._vectors_of(
             "looking up stored title embeddings",
-            "SELECT title_hash, title_embedding FROM ref_files WHERE title_hash IN ({}) "
-            "AND title_embedding IS NOT NULL",
+            lambda n: (
+                f"SELECT title_hash, title_embedding FROM ref_files WHERE title_hash IN "
+                f"({_marks(n)}) AND title_embedding IS NOT NULL"
+            ),
             list(dict.fromkeys(title_hashes)),
         )
 
@@ -518,23 +522,30 @@ class SQLiteStore(Store):
             return {}
         return self._vectors_of(
             f"reading the file titles of ref {ref}",
-            "SELECT path, title_embedding FROM ref_files WHERE workspace = ? AND ref = ? "
-            "AND path IN ({}) AND title_embedding IS NOT NULL",
+            lambda n: (
+                "SELECT path, title_embedding FROM ref_files WHERE workspace = ? AND ref = ? "
+                f"AND path IN ({_marks(n)}) AND title_embedding IS NOT NULL"
+            ),
             sorted(set(paths)),
             (workspace, ref),
         )
 
     def _vectors_of(
-        self, what: str, query: str, keys: Sequence[str], scope: tuple[str, ...] = ()
+        self,
+        what: str,
+        statement: Callable[[int], str],
+        keys: Sequence[str],
+        scope: tuple[str, ...] = (),
     ) -> dict[str, Vector]:
-        """Each row's key and vector of `query`, whose {} takes the placeholders of `keys` (after
-        those of `scope`), asked in parts: SQLite allows 32766 parameters a statement."""
+        """Each row's key and vector of `statement(n)`, the statement with placeholders for n of
+        `keys` (after those of `scope`), asked in parts: SQLite allows 32766 parameters a
+        statement."""
         found: dict[str, Vector] = {}
         with self._errors(what):
             conn = self._connect()
             for i in range(0, len(keys), IN_LIST_STEP):
                 part = keys[i : i + IN_LIST_STEP]
-                rows = conn.execute(query.format(",".join("?" * len(part))), (*scope, *part))
+                rows = conn.execute(statement(len(part)), (*scope, *part))
                 for key, blob in rows:
                     found[str(key)] = blob_vector(blob)
         return found
@@ -583,6 +594,11 @@ class SQLiteStore(Store):
 
     def _forget(self, workspace: str, ref: str) -> None:
         self._matrices.forget(workspace, ref)
+
+
+def _marks(count: int) -> str:
+    """The placeholders of an IN list of `count` values."""
+    return ",".join("?" * count)
 
 
 def _holds_nothing(path: Path) -> bool:
