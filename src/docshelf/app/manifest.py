@@ -93,11 +93,17 @@ def index_manifest(
             futures: list[Future[tuple[Indexer, str]]] = [
                 pool.submit(synced, entry) for entry in entries
             ]
-            for entry, future in zip(entries, futures, strict=True):
-                outcome = _indexed(entry, future)
-                outcomes.append(outcome)
-                if report is not None:
-                    report(outcome)
+            try:
+                for entry, future in zip(entries, futures, strict=True):
+                    outcome = _indexed(entry, future)
+                    outcomes.append(outcome)
+                    if report is not None:
+                        report(outcome)
+            finally:  # a bug or an interrupt: the syncs not indexed release their pins
+                for future in futures[len(outcomes) :]:
+                    future.cancel()
+                    if not future.cancelled() and future.exception() is None:
+                        future.result()[0].close()
     return outcomes
 
 
