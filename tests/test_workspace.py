@@ -426,6 +426,29 @@ def test_clone_url_is_mirrored_and_each_sync_fetches_new_commits(repo: Repo, mir
     assert ws.sync("later") == second  # a branch made after the clone arrives with the fetch
 
 
+def test_a_mirror_fetches_only_when_its_remote_moved(repo: Repo, mirrors: Path) -> None:
+    ws = open_workspace(repo.url, mirrors_dir=mirrors)
+    assert isinstance(ws, GitWorkspace)
+    first = ws.sync()
+    assert not ws.fetched  # cloned a moment ago
+    fetch_head = ws.git_dir / "FETCH_HEAD"
+    assert (ws.sync(), ws.fetched) == (first, False)  # git ls-remote saw nothing move
+    assert not fetch_head.exists()
+    repo.branch("release")
+    repo.tag("v1")
+    assert (ws.sync("release"), ws.fetched) == (first, True)  # a branch the mirror lacks
+    assert (ws.sync("release"), ws.fetched) == (first, False)
+    assert (ws.sync("v1"), ws.fetched) == (first, False)  # the tag came with that fetch
+    assert (ws.sync(first), ws.fetched) == (first, False)  # a commit the mirror holds
+    repo.write("docs/new.md", "# New\n")
+    second = repo.commit("new")
+    assert (ws.sync("release"), ws.fetched) == (first, False)  # release did not move
+    assert (ws.sync(), ws.fetched) == (second, True)  # HEAD did: fetched, once
+    assert (ws.sync(), ws.fetched) == (second, False)
+    assert (ws.sync(second), ws.fetched) == (second, False)
+    assert fetch_head.exists()
+
+
 def test_mirror_is_reused_by_the_next_open(repo: Repo, mirrors: Path) -> None:
     ws = open_workspace(repo.url, mirrors_dir=mirrors)
     assert isinstance(ws, GitWorkspace)

@@ -112,6 +112,8 @@ class GitWorkspace:
         self._url = url
         # A mirror cloned a moment ago needs no fetch before its first sync.
         self._fresh = fresh
+        # Whether the last sync fetched (a mirror fetches only when its remote moved).
+        self.fetched = False
 
     @property
     def docs_roots(self) -> tuple[str, ...] | None:
@@ -122,14 +124,17 @@ class GitWorkspace:
         return f"GitWorkspace({self.name!r}, selection={self.selection!r})"
 
     def sync(self, rev: str | None = None, selection: Selection | None = None) -> str:
-        """Fetch (a mirror only), then resolve `rev` (default HEAD) to a full commit id. The
-        selection is not needed: the commit is the ref, whichever docs are read of it.
+        """Fetch (a mirror only, and only when its remote moved: one `git ls-remote` first),
+        then resolve `rev` (default HEAD) to a full commit id. The selection is not needed: the
+        commit is the ref, whichever docs are read of it.
 
         Raises:
             WorkspaceError: the fetch failed, or `rev` names no commit.
         """
-        if self._url is not None and not self._fresh:
+        self.fetched = False
+        if self._url is not None and not self._fresh and self._remote_moved(rev):
             display = redact_url(self._url)
+            self.fetched = True
             self._git(
                 "fetch",
                 "--prune",
@@ -143,6 +148,53 @@ class GitWorkspace:
             )
         self._fresh = False
         return self.resolve(rev)
+
+    def _remote_moved(self, rev: str | None) -> bool:
+        """Whether a fetch may bring something new for `rev` (default HEAD): a commit id the
+        mirror holds never moves; a branch or tag moved when `git ls-remote` lists it at
+        another commit than the mirror's, or cannot tell (it fails, or lists nothing: the fetch
+        then says why).
+        """
+        wanted = "HEAD" if rev is None else rev
+        if COMMIT_ID.fullmatch(wanted):
+            held = self._git(
+                "cat-file",
+                "-e",
+                f"{wanted}^{{commit}}",
+                purpose=f"looking for commit {wanted} in {shown(self.git_dir)}",
+                next_step="check the mirror with git fsck",
+                check=False,
+            )
+            return held.returncode != 0
+        if not wanted.isprintable() or wanted.startswith("-"):
+            return True
+        assert self._url is not None
+        listed = run_git(
+            ["ls-remote", "--", self._url, wanted],
+            purpose=f"listing the refs of {redact_url(self._url)}",
+            next_step="check the network and your access to the repository",
+            timeout=GIT_FETCH_TIMEOUT_SECONDS,
+            check=False,
+            secret_url=self._url,
+        )
+        lines = listed.stdout.decode("utf-8", "replace").splitlines()
+        if listed.returncode != 0 or not lines:
+            return True
+        for line in lines:
+            commit, _, name = line.partition("\t")
+            mine = self._git(
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "--end-of-options",
+                name,
+                purpose=f"resolving {shown(name)} in {shown(self.git_dir)}",
+                next_step="check the mirror with git fsck",
+                check=False,
+            )
+            if mine.stdout.decode("ascii", "replace").strip() != commit:
+                return True
+        return False
 
     def resolve(self, rev: str | None = None) -> str:
         """Resolve `rev` (default HEAD) to a full commit id, without fetching.
