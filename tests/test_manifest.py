@@ -6,19 +6,30 @@ carried on, a summary, exit status 1 when one failed."""
 from __future__ import annotations
 
 import json
+import os
+import random
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import CallToolResult
 
 from docshelf import app
 from docshelf.app.manifest import index_manifest
 from docshelf.config import Config
 from docshelf.errors import ConfigError
 from docshelf.stores import open_store
+from docshelf.workspace import GitWorkspace
 from docshelf.workspace.manifest import ManifestEntry, read_manifest
 from tests.support.gitrepo import Repo
 from tests.support.indexing import DIM, MODEL, FakeEmbedder
-from tests.test_cli_index import docshelf
+from tests.test_cli_index import DOCSHELF, docshelf
+from tests.test_cli_serve import SYNC_TIMEOUT_SECONDS
 
 
 def manifest(tmp_path: Path, text: str) -> Path:
@@ -204,3 +215,248 @@ def test_index_manifest_with_the_options_of_one_workspace_is_refused(tmp_path: P
     assert done.stderr.strip().endswith(
         "workspace 1: unknown key 'refs'; the keys are source, name, ref, docs, include, exclude"
     )
+
+
+# -- serving a manifest: read again each round, checks spread over the interval ----------------
+
+
+@pytest.fixture
+def one_model(monkeypatch: pytest.MonkeyPatch) -> list[FakeEmbedder]:
+    """Every embedder the app makes, each a FakeEmbedder."""
+    made: list[FakeEmbedder] = []
+
+    def one_embedder(config: Config, *, serving: bool = False) -> FakeEmbedder:
+        made.append(FakeEmbedder())
+        return made[-1]
+
+    monkeypatch.setattr(app, "configured_embedder", one_embedder)
+    return made
+
+
+def entries_text(*entries: tuple[str, str]) -> str:
+    return "".join(
+        f'[[workspace]]\nsource = "{source}"\nname = "{name}"\n\n' for name, source in entries
+    )
+
+
+def test_a_served_manifest_is_read_again_each_round_and_its_workspaces_come_and_go(
+    tmp_path: Path, location: str, one_model: list[FakeEmbedder]
+) -> None:
+    repo(tmp_path / "repos" / "payments", "payments")
+    repo(tmp_path / "repos" / "checkout", "checkout")
+    repo(tmp_path / "repos" / "search", "search")
+    path = manifest(
+        tmp_path,
+        entries_text(("payments", "../repos/payments"), ("checkout", "../repos/checkout")),
+    )
+    config = Config(store=location, mirror_dir=str(tmp_path / "mirrors"))
+    indexed: list[str] = []
+    reloads: list[app.Reloaded] = []
+    with app.open_manifest_service(config, path) as service:
+        poller = app.Poller(
+            service,
+            60.0,
+            jobs=2,
+            indexed=lambda label, result: indexed.append(label),
+            reloaded=reloads.append,
+        )
+        poller.round(threading.Event(), 0.0)
+        assert len(one_model) == 1 and service.labels == ["payments", "checkout"]
+        assert sorted(indexed) == ["checkout", "payments"]
+        assert reloads[-1] == app.Reloaded([], [])
+        found = service.search("rotate the key", 5)
+        assert {h.workspace for h in found.hits} == {"payments", "checkout"}
+        kept = service.served_as("payments")
+        # search added, checkout removed: no restart
+        path.write_text(
+            entries_text(("search", "../repos/search"), ("payments", "../repos/payments"))
+        )
+        indexed.clear()
+        poller.round(threading.Event(), 0.0)
+        assert reloads[-1] == app.Reloaded(["search"], ["checkout"])
+        assert service.labels == ["search", "payments"]
+        assert service.served_as("payments") is kept  # unchanged: the same indexer and name
+        assert indexed == ["search"]
+        assert service.search("rotate the key", 5, workspace="search").hits
+        with pytest.raises(ConfigError, match="must be one of search, payments; got 'checkout'"):
+            service.search("rotate the key", 5, workspace="checkout")
+        assert {h.workspace for h in service.search("rotate the key", 5).hits} == {
+            "search",
+            "payments",
+        }
+        # A manifest that is now refused leaves the workspaces served as they are.
+        path.write_text('[[workspace]]\nsource = "x"\nrefs = "main"\n')
+        poller.round(threading.Event(), 0.0)
+        assert reloads[-1].error is not None and "unknown key 'refs'" in reloads[-1].error
+        assert service.labels == ["search", "payments"]
+        # An entry whose docs changed is opened again, under the name it was shown by.
+        path.write_text(
+            entries_text(("search", "../repos/search"))
+            + '[[workspace]]\nsource = "../repos/payments"\nname = "payments"\ndocs = ["docs"]\n'
+        )
+        poller.round(threading.Event(), 0.0)
+        assert reloads[-1] == app.Reloaded([], [])
+        assert service.served_as("payments") is not kept
+        assert service.served_as("payments").label == "payments"
+    with open_store(location, model_id=MODEL, dim=DIM) as opened:
+        # What the store holds of a workspace no longer served stays; no pin is left behind.
+        assert opened.workspaces() == ["checkout", "payments", "search"]
+        assert all(not opened.pinned_refs(n) for n in opened.workspaces())
+
+
+def test_a_manifest_entry_that_cannot_be_opened_is_left_out_and_tried_again(
+    tmp_path: Path, one_model: list[FakeEmbedder], caplog: pytest.LogCaptureFixture
+) -> None:
+    repo(tmp_path / "repos" / "payments", "payments")
+    path = manifest(
+        tmp_path,
+        entries_text(("payments", "../repos/payments"), ("later", "../repos/later")),
+    )
+    config = Config(store=str(tmp_path / "org.sqlite3"), mirror_dir=str(tmp_path / "mirrors"))
+    with app.open_manifest_service(config, path) as service:
+        assert service.labels == ["payments"]
+        assert "manifest " in caplog.text and "later: " in caplog.text
+        assert "tried again at the next sync" in caplog.text
+        repo(tmp_path / "repos" / "later", "later")
+        poller = app.Poller(service, 60.0, jobs=1)
+        poller.round(threading.Event(), 0.0)
+        assert service.labels == ["payments", "later"]
+        assert service.search("rotate the key", 5, workspace="later").hits
+    nothing = manifest(tmp_path / "other", entries_text(("gone", "../nowhere")))
+    with pytest.raises(ConfigError, match=r"none of the workspaces of manifest .* can be opened"):
+        app.open_manifest_service(config, nothing)
+
+
+def test_a_served_clone_url_fetches_only_when_its_remote_moved(
+    tmp_path: Path, one_model: list[FakeEmbedder]
+) -> None:
+    upstream = repo(tmp_path / "upstream", "payments")
+    path = manifest(tmp_path, entries_text(("payments", upstream.url)))
+    config = Config(store=str(tmp_path / "org.sqlite3"), mirror_dir=str(tmp_path / "mirrors"))
+    with app.open_manifest_service(config, path) as service:
+        source = service.served_as("payments").source
+        assert isinstance(source, GitWorkspace)
+        poller = app.Poller(service, 60.0, jobs=1)
+        poller.round(threading.Event(), 0.0)
+        assert not source.fetched  # cloned when opened
+        poller.round(threading.Event(), 0.0)
+        assert not source.fetched  # nothing moved: git ls-remote only
+        upstream.write("docs/runbook.md", "# payments runbook\n\nRotate it every 30 days.\n")
+        moved = upstream.commit("30 days")
+        poller.round(threading.Event(), 0.0)
+        assert source.fetched and service.current("payments") == moved
+        poller.round(threading.Event(), 0.0)
+        assert not source.fetched
+
+
+def test_checks_are_spread_over_the_interval_each_in_its_own_slot() -> None:
+    labels = [f"ws{i}" for i in range(100)]
+    plan = app.spread(labels, 60.0, random.Random(7))
+    assert sorted(label for _, label in plan) == sorted(labels)
+    assert plan != app.spread(labels, 60.0, random.Random(8))  # another server, other moments
+    assert [label for _, label in plan] != labels  # shuffled
+    for slot, (offset, _) in enumerate(plan):
+        assert slot * 0.6 <= offset < (slot + 1) * 0.6
+    assert app.spread([], 60.0, random.Random(7)) == []
+    assert app.spread(labels, 0.0, random.Random(7))[-1][0] == 0.0  # the first round: at once
+
+
+def test_a_round_checks_at_most_jobs_at_once_and_spreads_them_over_its_time(
+    tmp_path: Path, one_model: list[FakeEmbedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = [f"team{i}" for i in range(6)]
+    for name in names:
+        repo(tmp_path / "repos" / name, name)
+    path = manifest(tmp_path, entries_text(*((n, f"../repos/{n}") for n in names)))
+    config = Config(store=str(tmp_path / "org.sqlite3"), mirror_dir=str(tmp_path / "mirrors"))
+    with app.open_manifest_service(config, path) as service:
+        real_check = service.check
+        running, most, started = [0], [0], []
+        lock = threading.Lock()
+
+        def slow_check(label: str | None = None) -> str | None:
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+                started.append(time.monotonic())
+            time.sleep(0.3)
+            try:
+                return real_check(label)
+            finally:
+                with lock:
+                    running[0] -= 1
+
+        monkeypatch.setattr(service, "check", slow_check)
+        poller = app.Poller(service, 60.0, jobs=2)
+        poller.round(threading.Event(), 0.0)  # the first round: all at once, two at a time
+        assert most[0] == 2 and len(started) == 6
+        assert all(service.current(n) is not None for n in names)
+        started.clear()
+        begun = time.monotonic()
+        poller.round(threading.Event(), 3.0)  # later rounds: one slot of 0.5 s each
+        assert len(started) == 6
+        assert max(started) - min(started) >= 1.5
+        assert max(started) - begun < 3.0
+
+
+def test_serve_manifest_over_stdio_serves_a_workspace_added_without_a_restart(
+    tmp_path: Path,
+) -> None:
+    repo(tmp_path / "repos" / "payments", "payments")
+    path = manifest(tmp_path, entries_text(("payments", "../repos/payments")))
+    store = tmp_path / "org.sqlite3"
+    log = tmp_path / "stderr.txt"
+    args = [
+        "serve",
+        "--manifest",
+        str(path),
+        "--sync-interval",
+        "1",
+        "--store",
+        str(store),
+        "--embedder",
+        "none",
+        "--mirror-dir",
+        str(tmp_path / "mirrors"),
+    ]
+    env = {"HF_HUB_OFFLINE": "1", "PATH": os.environ["PATH"]}
+    asked = {"query": "rotate the key", "top_k": 5}
+
+    async def until(connected: Client, arguments: dict[str, Any], done: Any) -> CallToolResult:
+        deadline = time.monotonic() + SYNC_TIMEOUT_SECONDS
+        while True:
+            answer = await connected.call_tool("docs_search", arguments)
+            if done(answer):
+                return answer
+            assert time.monotonic() < deadline, log.read_text()
+            await anyio.sleep(0.3)
+
+    async def session() -> tuple[CallToolResult, CallToolResult, list[str]]:
+        params = StdioServerParameters(command=str(DOCSHELF), args=args, env=env)
+        with log.open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as connected:
+                first = await until(connected, asked, lambda a: not a.is_error)
+                repo(tmp_path / "repos" / "checkout", "checkout")
+                path.write_text(
+                    entries_text(
+                        ("payments", "../repos/payments"), ("checkout", "../repos/checkout")
+                    )
+                )
+                both = await until(
+                    connected,
+                    asked,
+                    lambda a: (
+                        not a.is_error
+                        and len({h["workspace"] for h in a.structured_content["hits"]}) == 2
+                    ),
+                )
+                listed = (await connected.list_tools()).tools[0].input_schema
+                return first, both, listed["properties"]["workspace"]["enum"]
+
+    first, both, enum = anyio.run(session)
+    assert first.structured_content["workspace"] == "payments"
+    assert {h["workspace"] for h in both.structured_content["hits"]} == {"payments", "checkout"}
+    assert enum == ["payments", "checkout"]
+    logged = log.read_text()
+    assert "docshelf: INFO serving checkout too" in logged
+    assert "docshelf: INFO indexed checkout at " in logged

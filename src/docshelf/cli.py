@@ -47,6 +47,7 @@ from docshelf.app.manifest import (
     MAX_JOBS,
     ManifestOutcome,
     index_manifest,
+    open_manifest_service,
     read_manifest,
 )
 from docshelf.config import (
@@ -699,6 +700,22 @@ def outline(
     help="Without SOURCE: serve this workspace of the store (repeat for several; default: "
     "all of them). With one SOURCE: the name to store its workspace under.",
 )
+@click.option(
+    "--manifest",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Serve every workspace a TOML manifest lists (as index --manifest reads it); with "
+    "--sync-interval, keep each synced and read the manifest again every interval, so that "
+    "workspaces added or removed are served or dropped without a restart. Not with SOURCE, "
+    "--workspace or the docs options.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, MAX_JOBS),
+    default=DEFAULT_JOBS,
+    show_default=True,
+    help="With --sync-interval: how many workspaces are checked (git ls-remote, a fetch when "
+    "one moved) at once; their new commits are indexed one at a time.",
+)
 @mirror_dir_option
 @store_options
 @embedder_options
@@ -717,6 +734,8 @@ def serve(
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     workspaces: tuple[str, ...],
+    manifest: Path | None,
+    jobs: int,
     **options: Any,
 ) -> None:
     """Serve the documentation to MCP clients: the server `docs` with the tools docs_search,
@@ -726,17 +745,36 @@ def serve(
     which also serves a web page at / to search, read and check the docs in a browser.
     Each SOURCE is a repository (a path or a clone URL) whose workspace to serve and, with
     --sync-interval, to sync; without one, the store's workspaces (all, or those named with
-    --workspace) are served as they are indexed. Several workspaces are served from one
-    process, searched together or one at a time. Logs go to stderr.
+    --workspace) are served as they are indexed; --manifest serves the workspaces a manifest
+    lists. Several workspaces are served from one process, searched together or one at a time.
+    Logs go to stderr.
     """
     ctx = click.get_current_context()
     if not use_http:
         for name, flag in HTTP_ONLY_OPTIONS.items():
             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
                 raise click.UsageError(f"{flag} is for --http; add --http, or leave it out")
-    if not sources and (docs or include or exclude or sync_interval is not None):
+    if manifest is not None:
+        given = [
+            flag
+            for flag, value in (
+                ("SOURCE", sources),
+                ("--docs", docs),
+                ("--include", include),
+                ("--exclude", exclude),
+                ("--workspace", workspaces),
+            )
+            if value
+        ]
+        if given:
+            raise click.UsageError(
+                f"--manifest lists the workspaces and their options; give {given[0]} in the "
+                "manifest's entries instead"
+            )
+    elif not sources and (docs or include or exclude or sync_interval is not None):
         raise click.UsageError(
-            "--docs, --include, --exclude and --sync-interval need SOURCE, the repository to sync"
+            "--docs, --include, --exclude and --sync-interval need SOURCE, the repository to "
+            "sync (or --manifest)"
         )
     if len(sources) > 1 and (docs or include or exclude or workspaces):
         raise click.UsageError(
@@ -760,17 +798,22 @@ def serve(
                 open_page=open_page,
             )
         )
-    service = open_service(
-        make_config(**options),
-        sources=sources,
-        docs=list(docs) or None,
-        include=include,
-        exclude=exclude,
-        workspaces=workspaces,
-        create=sync_interval is not None,  # a server that syncs may make its store
-    )
+    config = make_config(**options)
+    create = sync_interval is not None  # a server that syncs may make its store
+    if manifest is not None:
+        service = open_manifest_service(config, manifest, jobs=jobs, create=create)
+    else:
+        service = open_service(
+            config,
+            sources=sources,
+            docs=list(docs) or None,
+            include=include,
+            exclude=exclude,
+            workspaces=workspaces,
+            create=create,
+        )
     with service, contextlib.suppress(KeyboardInterrupt):  # a stop, not a failure
-        mcp_server.serve(service, ref=revs, http=http, sync_interval=sync_interval)
+        mcp_server.serve(service, ref=revs, http=http, sync_interval=sync_interval, jobs=jobs)
 
 
 def _log_to_stderr() -> None:

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from docshelf.app.manifest import DEFAULT_JOBS, MAX_JOBS, open_manifest_service
 from docshelf.app.names import short_names
-from docshelf.app.service import SEARCH_ATTEMPTS, Embedder, Pins, Served, Service
+from docshelf.app.polling import Poller, spread
+from docshelf.app.service import SEARCH_ATTEMPTS, Embedder, Pins, Reloaded, Served, Service
 from docshelf.app.status import ServiceState, workspace_state
 from docshelf.chunking import (
     Chunk,
@@ -66,8 +68,10 @@ if TYPE_CHECKING:
 
 # The bounds and types the faces name (their schemas, help and descriptions) come through app.
 __all__ = [
+    "DEFAULT_JOBS",
     "DEFAULT_PER_FILE",
     "DEFAULT_TOP_K",
+    "MAX_JOBS",
     "MAX_LINE_NUMBER",
     "MAX_MAX_TOKENS",
     "MAX_PATH_BYTES",
@@ -84,13 +88,17 @@ __all__ = [
     "DocsOutline",
     "Hit",
     "Pins",
+    "Poller",
     "Reading",
+    "Reloaded",
     "Served",
     "Service",
     "ServiceState",
     "WorkspaceOverview",
     "check_max_tokens",
+    "open_manifest_service",
     "short_names",
+    "spread",
 ]
 
 _log = logging.getLogger("docshelf.app")

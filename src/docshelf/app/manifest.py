@@ -1,5 +1,6 @@
-"""`docshelf index --manifest`: every workspace of a manifest indexed into one store with one
-embedder (one model loaded for all), a failure reported and the rest carried on.
+"""A manifest's workspaces: `docshelf index --manifest` indexes each into one store with one
+embedder (one model loaded for all), a failure reported and the rest carried on; `docshelf
+serve --manifest` serves them, reading the manifest again at each sync round.
 
 Constraints:
 - Syncing (a clone URL's fetch, a commit resolved) waits on the network and git, embedding on
@@ -8,17 +9,24 @@ Constraints:
 - A workspace that fails (a source that is not there, a ref that does not resolve, an indexing
   error) is an outcome with its error; the previous ref of that workspace keeps serving. A store
   or an embedder that cannot be set up fails the whole run before any workspace.
+- Served, an entry that cannot be opened (a path not there yet, a URL that cannot be cloned) is
+  logged and left out, and tried again at the next reload; an entry that did not change keeps
+  its indexer and its shown name, so a session's pin of it holds across reloads.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from docshelf.errors import DocshelfError
+from docshelf.app.names import short_names
+from docshelf.app.service import Served, Service
+from docshelf.errors import ConfigError, DocshelfError
 from docshelf.workspace.manifest import ManifestEntry, read_manifest
 
 __all__ = [
@@ -27,12 +35,18 @@ __all__ = [
     "ManifestEntry",
     "ManifestOutcome",
     "index_manifest",
+    "open_manifest_service",
     "read_manifest",
 ]
 
 if TYPE_CHECKING:
+    from docshelf.app.service import Embedder
     from docshelf.config import Config
     from docshelf.indexer import Indexer, IndexResult
+    from docshelf.stores.contract import Store
+    from docshelf.workspace import Workspace
+
+_log = logging.getLogger("docshelf.app")
 
 # Workspaces synced at once by default; at most MAX_JOBS.
 DEFAULT_JOBS = 4
@@ -67,21 +81,13 @@ def index_manifest(
         open_configured_store,
     )
     from docshelf.indexer import Indexer  # noqa: PLC0415 - numpy loads with the indexer
-    from docshelf.workspace import open_workspace  # noqa: PLC0415
 
     embedder = configured_embedder(config)
     outcomes: list[ManifestOutcome] = []
     with open_configured_store(config, embedder) as store:
 
         def synced(entry: ManifestEntry) -> tuple[Indexer, str]:
-            ws = open_workspace(
-                entry.source,
-                docs=entry.docs,
-                include=entry.include,
-                exclude=entry.exclude,
-                name=entry.name,
-                mirrors_dir=Path(config.mirror_dir),
-            )
+            ws = _opened(entry, config)
             indexer = Indexer(store, embedder, ws, batch_size=indexing_batch(config))
             try:
                 return indexer, indexer.sync(entry.ref)
@@ -118,3 +124,121 @@ def _indexed(entry: ManifestEntry, future: Future[tuple[Indexer, str]]) -> Manif
         return ManifestOutcome(entry, None, str(e))
     finally:
         indexer.close()
+
+
+def _opened(entry: ManifestEntry, config: Config) -> Workspace:
+    """The entry's workspace, as `docshelf index SOURCE` with its options opens it.
+
+    Raises:
+        WorkspaceError: the source cannot be opened (a URL is cloned here, the first time).
+    """
+    from docshelf.workspace import open_workspace  # noqa: PLC0415 - see index_manifest
+
+    return open_workspace(
+        entry.source,
+        docs=entry.docs,
+        include=entry.include,
+        exclude=entry.exclude,
+        name=entry.name,
+        mirrors_dir=Path(config.mirror_dir),
+    )
+
+
+def open_manifest_service(
+    config: Config, path: Path, *, jobs: int = DEFAULT_JOBS, create: bool = True
+) -> Service:
+    """A service of the manifest's workspaces, each synced at its `ref` (else its HEAD), that
+    reads the manifest again at each `Service.reload`: workspaces added start being served,
+    those removed stop. The store is created when it is not there yet and `create`.
+
+    Raises:
+        ConfigError: the manifest is refused, or none of its workspaces can be opened.
+        StoreError, EmbeddingError: the store or the embedder cannot be set up.
+    """
+    from docshelf.app import (  # noqa: PLC0415 - the app imports this module
+        configured_embedder,
+        open_configured_store,
+    )
+
+    read_manifest(path)  # refused before any store or model is opened
+    embedder = configured_embedder(config, serving=True)
+    store = open_configured_store(config, embedder, create=create)
+    try:
+        choose = _Chooser(config, path, store, embedder, jobs)
+        served = choose([])
+        if not served:
+            raise ConfigError(
+                f"none of the workspaces of manifest {path} can be opened: "
+                + "; ".join(choose.failures)
+            )
+        return Service(store, embedder, served, reload=choose)
+    except BaseException:
+        store.close()
+        raise
+
+
+class _Chooser:
+    """What a manifest service serves: the manifest read again, its new entries opened (up to
+    `jobs` at once: a URL is cloned the first time), the unchanged ones kept as they are."""
+
+    def __init__(
+        self, config: Config, path: Path, store: Store, embedder: Embedder | None, jobs: int
+    ) -> None:
+        self._config, self._path, self._store, self._embedder = config, path, store, embedder
+        self._jobs = max(1, min(jobs, MAX_JOBS))
+        self.failures: list[str] = []
+
+    def __call__(self, current: Sequence[Served]) -> list[Served]:
+        """The workspaces to serve now, in the manifest's order.
+
+        Raises:
+            ConfigError: the manifest is refused.
+        """
+        entries = read_manifest(self._path)
+        held = {s.origin: s for s in current if s.origin is not None}
+        new = [e for e in entries if e not in held]
+        with ThreadPoolExecutor(min(self._jobs, max(1, len(new))), "docshelf-open") as pool:
+            opened = dict(zip(new, pool.map(self._open, new), strict=True))
+        self.failures = [f"{e.label}: {opened[e]}" for e in new if isinstance(opened[e], str)]
+        for failure in self.failures:
+            _log.error("manifest %s: %s; tried again at the next sync", self._path, failure)
+        chosen: list[Served] = []
+        for entry in entries:
+            one = held.get(entry) or opened[entry]
+            if isinstance(one, Served):
+                chosen.append(one)
+        return _labelled(chosen, current)
+
+    def _open(self, entry: ManifestEntry) -> Served | str:
+        from docshelf.app import indexing_batch  # noqa: PLC0415 - the app imports this module
+        from docshelf.indexer import Indexer  # noqa: PLC0415 - numpy loads with the indexer
+
+        try:
+            ws = _opened(entry, self._config)
+        except DocshelfError as e:
+            return str(e)
+        indexer = Indexer(self._store, self._embedder, ws, batch_size=indexing_batch(self._config))
+        hint = f"docshelf index --manifest {self._path}"
+        return Served(ws.name, ws.name, hint, ws, indexer, rev=entry.ref, origin=entry)
+
+
+def _labelled(chosen: list[Served], current: Sequence[Served]) -> list[Served]:
+    """`chosen` with their shown names: a workspace served before keeps its own; a new one gets
+    its short name, numbered when another already shows it."""
+    before = {s.name: s.label for s in current}
+    short = short_names([s.name for s in chosen])
+    taken = {before[s.name] for s in chosen if s.name in before}
+    labelled = []
+    for served in chosen:
+        label = before.get(served.name)
+        if label is None:
+            label = wanted = short[served.name]
+            n = 1
+            while label in taken:
+                n += 1
+                label = f"{wanted}-{n}"
+            taken.add(label)
+        labelled.append(
+            served if label == served.label else dataclasses.replace(served, label=label)
+        )
+    return labelled

@@ -11,6 +11,7 @@ Constraints:
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,24 @@ class Served:
     index_hint: str = "docshelf index"
     source: Workspace | None = None
     indexer: Indexer | None = None
+    # The revision a sync follows (a branch, tag or commit; None: the source's HEAD), and what
+    # the workspace was opened from (a manifest's entry), to tell when it changed.
+    rev: str | None = None
+    origin: object = None
+
+
+# What a service's `reload` calls: the workspaces to serve now, given those served (so that an
+# unchanged one keeps its indexer and its shown name).
+Reload: TypeAlias = "Callable[[Sequence[Served]], list[Served]]"
+
+
+@dataclass(frozen=True, slots=True)
+class Reloaded:
+    """What a reload changed: the shown names added and removed, or why nothing changed."""
+
+    added: list[str]
+    removed: list[str]
+    error: str | None = None
 
 
 # A session's pins: the commit of each workspace it is pinned in, by the workspace's shown name;
@@ -95,13 +114,18 @@ class Service:
         served: Sequence[Served],
         *,
         fusion: Fusion | None = None,
+        reload: Reload | None = None,
     ) -> None:
         if not served:
             raise ConfigError("a service needs at least one workspace to serve")
         self.store = store
         self.embedder = embedder
         self.searcher = Searcher(store, embedder, fusion=fusion)
+        # Replaced whole by `reload`, never changed in place: a call that took the list keeps
+        # a consistent set of workspaces to the end.
         self.served: list[Served] = list(served)
+        self._reload = reload
+        self._reloading = threading.Lock()
         self._last_sync: dict[str, SyncState] = {}
 
     # -- one workspace (the first, and for most services the only one) ---------------------
@@ -137,8 +161,48 @@ class Service:
 
     @property
     def can_sync(self) -> bool:
-        """Whether the service has a source to sync (SOURCE was given)."""
-        return any(s.source is not None and s.indexer is not None for s in self.served)
+        """Whether the service has a source to sync (SOURCE or a manifest was given)."""
+        return self._reload is not None or any(
+            s.source is not None and s.indexer is not None for s in self.served
+        )
+
+    @property
+    def syncable(self) -> list[str]:
+        """The shown names of the served workspaces with a source to sync, in order."""
+        return [s.label for s in self.served if s.source is not None and s.indexer is not None]
+
+    def reload(self) -> Reloaded | None:
+        """Choose the workspaces to serve again (a manifest read again): those added start
+        being served, those removed stop (their indexers closed; what the store holds of them
+        stays). None when the service has nothing to reload from; on a failure (a manifest that is
+        now refused) the workspaces served stay as they are, and `Reloaded.error` says why.
+        """
+        if self._reload is None:
+            return None
+        with self._reloading:
+            before = self.served
+            try:
+                after = self._reload(before)
+            except DocshelfError as e:
+                return Reloaded([], [], f"{e}; serving the same workspaces")
+            if not after:
+                return Reloaded([], [], "no workspace is listed; serving the same ones")
+            self.served = after
+            # An entry that changed (its docs, its ref) is served by a new Served: the old
+            # one's indexer is closed with those of the workspaces removed.
+            kept = {id(s) for s in after}
+            gone = [s for s in before if id(s) not in kept]
+            for served in gone:
+                if served.indexer is not None:
+                    served.indexer.close()
+            labels = {s.label for s in after}
+            for label in list(self._last_sync):
+                if label not in labels:
+                    del self._last_sync[label]
+        names_before, names_after = {s.name for s in before}, {s.name for s in after}
+        added = [s.label for s in after if s.name not in names_before]
+        removed = [s.label for s in before if s.name not in names_after]
+        return Reloaded(added, removed)
 
     def served_as(self, workspace: object) -> Served:
         """The served workspace of that shown name (or store name); with None, the only one.
@@ -261,8 +325,7 @@ class Service:
         Raises:
             DocshelfError: the search failed (nothing indexed, the model or the store).
         """
-        for served in self.served:
-            self.search(query, 1, workspace=served.label)
+        self.search(query, 1)  # every workspace at once: one search, however many there are
 
     def resolve(self, rev: str | None, workspace: str | None = None) -> str | None:
         """`rev` as a full commit id: resolved by git when the workspace is a repository (no
@@ -582,10 +645,21 @@ class Service:
             ConfigError: the workspace has no source to sync.
         """
         served = self.served_as(workspace)
-        if served.source is None or served.indexer is None:
-            raise ConfigError("nothing to sync: give the repository (SOURCE) to serve")
+        ref = self.check(served.label)
+        return None if ref is None else self.refresh(served.label, ref)
+
+    def check(self, workspace: str | None = None) -> str | None:
+        """A sync's first half: bring the source up to date (a mirror fetches only when its
+        remote moved) and resolve the revision it follows; None when that failed (logged, and
+        the status says so). Safe to run for several workspaces at once.
+
+        Raises:
+            ConfigError: the workspace has no source to sync.
+        """
+        served = self._syncing(workspace)
+        assert served.indexer is not None
         try:
-            ref = served.indexer.sync()
+            return served.indexer.sync(served.rev)
         except DocshelfError as e:
             _log.error("syncing %s: %s", served.label, e)
             self._last_sync[served.label] = sync_state(None, f"syncing {served.label}: {e}")
@@ -595,9 +669,25 @@ class Service:
                 None, f"syncing {served.label} failed unexpectedly (the log has the details)"
             )
             raise
+
+    def refresh(self, workspace: str | None, ref: str) -> IndexResult | None:
+        """A sync's second half: index `ref` (unless it already is) and make it current,
+        within the refresh timeout; None when that failed (logged). One at a time.
+
+        Raises:
+            ConfigError: the workspace has no source to sync.
+        """
+        served = self._syncing(workspace)
+        assert served.indexer is not None
         result = served.indexer.refresh(ref)
         self._last_sync[served.label] = sync_state(result, served.indexer.last_failure)
         return result
+
+    def _syncing(self, workspace: str | None) -> Served:
+        served = self.served_as(workspace)
+        if served.source is None or served.indexer is None:
+            raise ConfigError("nothing to sync: give the repository (SOURCE) to serve")
+        return served
 
     def status(self) -> ServiceState:
         """The store, and per served workspace its current commit, when that was indexed and

@@ -6,7 +6,9 @@ Constraints:
 - Indexing never happens per session or per query: only the background sync indexes, in a
   thread of its own that outlives a failed step; a warm-up search at start loads the model so
   that the first real call does not wait for it.
-- Talks to app.Service only (current, pin, warm_up, sync, can_sync), never to its parts.
+- Talks to app.Service only (current, pin, warm_up, check, refresh, reload, can_sync), and
+  its background sync to app.Poller (the rounds, spread over the interval), never to their
+  parts.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import anyio
 
-from docshelf.app import Pins, Service
+from docshelf.app import DEFAULT_JOBS, Pins, Poller, Reloaded, Service
 from docshelf.errors import ConfigError, DocshelfError
 from docshelf.mcp_server.http import (
     HttpOptions,
@@ -31,6 +34,9 @@ from docshelf.mcp_server.http import (
 from docshelf.mcp_server.stdio import _serve_stdio
 from docshelf.mcp_server.tool import build_server
 from docshelf.present import SHORT_REF, shown
+
+if TYPE_CHECKING:
+    from docshelf.app import IndexResult
 
 log = logging.getLogger("docshelf.mcp")
 
@@ -46,9 +52,10 @@ SYNC_STOP_SECONDS = 10.0
 class _Background:
     """The server's background threads: a warm-up at start, and the periodic sync."""
 
-    def __init__(self, service: Service, sync_interval: float | None) -> None:
+    def __init__(self, service: Service, sync_interval: float | None, jobs: int) -> None:
         self._service = service
         self._interval = sync_interval
+        self._jobs = jobs
         self._stop = threading.Event()
         self._sync: threading.Thread | None = None
 
@@ -77,27 +84,30 @@ class _Background:
     def _sync_forever(self) -> None:
         assert self._interval is not None
         service = self._service
-        syncable = [s.label for s in service.served if s.source is not None]
-        while not self._stop.is_set():
-            for label in syncable:  # each workspace in turn, one failure not stopping the rest
-                if self._stop.is_set():
-                    break
-                try:
-                    result = service.sync(label if service.several else None)
-                except Exception:  # the loop must outlive a bug in one step
-                    log.exception("syncing %s", shown(label))
-                    result = None
-                if result is not None and not result.already_indexed:
-                    log.info(
-                        "indexed %s%s: %d chunks (%d embedded, %d reused) in %.1f s",
-                        f"{shown(label)} at " if service.several else "",
-                        result.ref[:SHORT_REF],
-                        result.chunks,
-                        result.embedded,
-                        result.reused,
-                        result.seconds,
-                    )
-            self._stop.wait(self._interval)
+
+        def indexed(label: str, result: IndexResult) -> None:
+            log.info(
+                "indexed %s%s: %d chunks (%d embedded, %d reused) in %.1f s",
+                f"{shown(label)} at " if service.several else "",
+                result.ref[:SHORT_REF],
+                result.chunks,
+                result.embedded,
+                result.reused,
+                result.seconds,
+            )
+
+        def reloaded(changes: Reloaded) -> None:
+            if changes.added:
+                log.info("serving %s too", ", ".join(shown(label) for label in changes.added))
+            if changes.removed:
+                log.info(
+                    "no longer serving %s", ", ".join(shown(label) for label in changes.removed)
+                )
+
+        poller = Poller(
+            service, self._interval, jobs=self._jobs, indexed=indexed, reloaded=reloaded
+        )
+        poller.run(self._stop)
 
 
 def serve(
@@ -106,10 +116,12 @@ def serve(
     ref: str | Sequence[str] | None = None,
     http: HttpOptions | None = None,
     sync_interval: float | None = None,
+    jobs: int = DEFAULT_JOBS,
 ) -> None:
     """Serve the tools until stdin closes (stdio) or the process is stopped (HTTP, or a
     signal). `ref` (a REV, or `NAME=REV` values, one per workspace) pins the stdio session, or
-    over HTTP every session without its own pin.
+    over HTTP every session without its own pin. Every `sync_interval` seconds the workspaces
+    are chosen again (a manifest read again) and each source is checked, at most `jobs` at once.
 
     Raises:
         ConfigError: the HTTP options are refused or the address cannot be bound, or there is
@@ -136,7 +148,7 @@ def serve(
                 else ", ".join(f"{k} at {v[:SHORT_REF]}" for k, v in (commit or {}).items())
             )
             log.info("pinned to %s (%s)", pinned, shown(" ".join(specs)))
-        background = _Background(service, sync_interval)
+        background = _Background(service, sync_interval, jobs)
         try:
             if http is None or sock is None:
                 server = build_server(service, ref=commit, one_session=True)
