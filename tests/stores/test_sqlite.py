@@ -26,6 +26,7 @@ from docshelf.stores import sqlite as sqlite_module
 from docshelf.stores import sqlite_lock
 from docshelf.stores.migrations import migrations
 from docshelf.stores.sqlite import SQLiteStore
+from docshelf.stores import sqlite_vectors
 from docshelf.stores.sqlite_vectors import MATRIX_CACHE_REFS
 from tests.stores.test_contract import DIM, MODEL, rows, unit, write_raw_chunks
 from tests.support.bm25_reference import bm25
@@ -103,12 +104,25 @@ def test_a_refs_matrix_is_loaded_once_and_reloaded_after_a_write(store: SQLiteSt
     assert len(store._matrices[("ws", "r1")].ids) == 4
 
 
-def test_the_matrix_cache_keeps_the_refs_searched_last(store: SQLiteStore) -> None:
+def test_the_matrix_cache_keeps_the_refs_searched_last_within_its_bytes(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     refs = [f"r{i}" for i in range(MATRIX_CACHE_REFS + 2)]
     for ref in refs:
         store.replace_doc_chunks("ws", ref, rows(3))
         store.search("ws", ref, unit(1), 1)
-    assert list(store._matrices) == [("ws", r) for r in refs[-MATRIX_CACHE_REFS:]]
+    assert list(store._matrices) == [("ws", r) for r in refs]  # a few KB: all of them stay
+    one = store._matrices[("ws", "r0")].vectors.nbytes
+    monkeypatch.setattr(sqlite_vectors, "MATRIX_CACHE_BYTES", one * (MATRIX_CACHE_REFS + 1))
+    store.search("ws", "r0", unit(1), 1)  # from the cache: searched last now
+    store.replace_doc_chunks("ws", "new", rows(3))
+    store.search("ws", "new", unit(1), 1)  # a load: the least recently searched go
+    assert list(store._matrices) == [("ws", r) for r in [*refs[3:], "r0", "new"]]
+    monkeypatch.setattr(sqlite_vectors, "MATRIX_CACHE_BYTES", 0)  # the last few stay anyway
+    store.replace_doc_chunks("ws", "newer", rows(3))
+    store.search("ws", "newer", unit(1), 1)
+    kept = [*refs[3:], "r0", "new", "newer"][-MATRIX_CACHE_REFS:]
+    assert list(store._matrices) == [("ws", r) for r in kept]
 
 
 def test_searches_of_refs_with_nothing_indexed_never_evict_a_matrix(store: SQLiteStore) -> None:

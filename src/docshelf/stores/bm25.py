@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -41,6 +42,9 @@ ROWS_AT_ONCE_PER_HIT = 2
 # break ties.
 HIT_COLUMNS = "id, path, chunk, heading, content, start_line, end_line"
 PLACE_COLUMNS = "id, path, chunk"
+# The same, with each chunk's workspace: a search of several refs.
+HIT_COLUMNS_OF_MANY = f"{HIT_COLUMNS}, workspace"
+PLACE_COLUMNS_OF_MANY = f"{PLACE_COLUMNS}, workspace"
 
 # Scores are summed into one slot per id between the smallest and the largest id of the lists
 # when that span is at most this many times the number of entries (a ref's ids are mostly
@@ -83,6 +87,20 @@ class TermList:
             np.frombuffer(tfs, dtype=TFS_DTYPE).astype(np.float32),
             np.frombuffer(lengths, dtype=LENGTHS_DTYPE).astype(np.int32),
         )
+
+
+def joined(parts: Sequence[TermList]) -> TermList:
+    """The lists of one term in several refs as one (chunk ids are unique across refs), ids
+    ascending: a search over several refs scores their union as one corpus."""
+    if len(parts) == 1:
+        return parts[0]
+    ids = np.concatenate([p.ids for p in parts])
+    order = np.argsort(ids, kind="stable")
+    return TermList(
+        ids[order],
+        np.concatenate([p.tfs for p in parts])[order],
+        np.concatenate([p.lengths for p in parts])[order],
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,19 +310,28 @@ def hits(
     wanted = list(score_of)
     if len(wanted) > ROWS_AT_ONCE_PER_HIT * k:
         wanted = [i for i, _ in top(ids, scores, rows_of(wanted, False), k)]
-    found = [StoredHit.from_columns(r[1:], score_of[r[0]]) for r in rows_of(wanted, True)]
-    found.sort(key=lambda h: (-h.score, h.path, h.chunk))
+    found = [hit_of_many(r, score_of[r[0]]) for r in rows_of(wanted, True)]
+    found.sort(key=lambda h: (-h.score, h.workspace, h.path, h.chunk))
     return found[:k]
+
+
+def hit_of_many(row: Sequence[Any], score: float) -> StoredHit:
+    """A hit of HIT_COLUMNS, or of HIT_COLUMNS and the workspace (a search of several refs)."""
+    hit = StoredHit.from_columns(row[1:7], score)
+    return hit if len(row) == 7 else dataclasses.replace(hit, workspace=str(row[7]))
 
 
 def top(
     ids: npt.NDArray[np.int64],
     scores: npt.NDArray[np.float64],
-    places: Iterable[tuple[int, str, int]],
+    places: Iterable[Sequence[Any]],
     k: int,
 ) -> list[tuple[int, float]]:
-    """The k best of `ids` by `scores`, ties broken by path and chunk (`places`: each id's path
-    and chunk number), best first."""
+    """The k best of `ids` by `scores`, ties broken by workspace, path and chunk (`places`:
+    each id's path and chunk number, then its workspace in a search of several refs), best
+    first."""
     score_of = dict(zip(ids.tolist(), scores.tolist(), strict=True))
-    order = sorted((-score_of[i], path, chunk, i) for i, path, chunk in places)
-    return [(i, -negative) for negative, _, _, i in order[:k]]
+    order = sorted(
+        (-score_of[p[0]], str(p[3]) if len(p) > 3 else "", p[1], p[2], p[0]) for p in places
+    )
+    return [(i, -negative) for negative, _, _, _, i in order[:k]]

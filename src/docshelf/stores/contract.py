@@ -25,7 +25,11 @@ from typing import TYPE_CHECKING, Protocol, Self
 if TYPE_CHECKING:
     from docshelf.rows import ChunkRow, FileRow, StoredFile, StoredHit, Vector
 
-__all__ = ["Store"]
+__all__ = ["RefScope", "Store"]
+
+# One ref's part of a search over several (Store.search_refs): its workspace, the ref, and the
+# paths to rank (None: all of them).
+RefScope = tuple[str, str, "Collection[str] | None"]
 
 
 class Store(Protocol):
@@ -223,3 +227,38 @@ class Store(Protocol):
         Raises:
             StoreError: the store cannot be read.
         """
+
+    # -- reads over many workspaces: a bounded number of statements, however many there are ---
+
+    def currents(self, workspaces: Collection[str]) -> dict[str, str]:
+        """The current ref of each of `workspaces` that has one, by workspace."""
+
+    def indexed_refs(self, refs: Collection[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Those of `refs` ((workspace, ref) pairs) that have chunks, as has_chunks tells."""
+
+    def search_refs(self, scopes: Sequence[RefScope], vector: Vector, k: int) -> list[StoredHit]:
+        """The k chunks of the union of `scopes` nearest to `vector`, as `search` ranks one ref
+        (each scope's paths limiting it as `paths` does), each hit's `workspace` set. Exact
+        where the store's index could miss one: the same hits as the searches of each scope
+        merged by score, ties broken by workspace, path and chunk.
+
+        Raises:
+            StoreError: as `search`.
+        """
+
+    def search_text_refs(self, scopes: Sequence[RefScope], query: str, k: int) -> list[StoredHit]:
+        """The k chunks of the union of `scopes` that best match the words of `query` by BM25,
+        from the statistics of the union's refs taken together (chunks, lengths, and how many
+        chunks hold each term, summed over them), so that the scores of two workspaces compare
+        as those of one corpus; for one ref, what search_text answers. Each hit's `workspace`
+        set.
+
+        Raises:
+            StoreError: the store cannot be read.
+        """
+
+    def file_titles_refs(
+        self, files: Collection[tuple[str, str, str]]
+    ) -> dict[tuple[str, str], Vector]:
+        """The title vectors of these files ((workspace, ref, path) each), by (workspace,
+        path), as file_titles finds them."""

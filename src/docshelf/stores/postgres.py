@@ -47,7 +47,7 @@ from psycopg.rows import TupleRow
 from docshelf.config import DEFAULT_EF_SEARCH
 from docshelf.errors import ConfigError, StoreError
 from docshelf.rows import ChunkRow, FileRow, StoredFile, StoredHit, Vector
-from docshelf.stores import postgres_text
+from docshelf.stores import postgres_many, postgres_text
 from docshelf.stores.common import (
     blob_vector,
     check_lease,
@@ -62,7 +62,7 @@ from docshelf.stores.common import (
     row_embedding,
     title_blob,
 )
-from docshelf.stores.contract import Store
+from docshelf.stores.contract import RefScope, Store
 from docshelf.stores.migrations import migrations
 from docshelf.stores.postgres_errors import message, passwords, store_error, without_password
 from docshelf.stores.postgres_pool import (
@@ -641,6 +641,46 @@ class PostgresStore(PooledConnections, Store):
         return self._read(
             f"searching ref {ref!r} of workspace {workspace!r} by text",
             lambda conn: postgres_text.search_text(conn, workspace, ref, query, k, paths),
+        )
+
+    def currents(self, workspaces: Collection[str]) -> dict[str, str]:
+        if not workspaces:
+            return {}
+        return self._read(
+            "reading the current refs", lambda conn: postgres_many.currents(conn, workspaces)
+        )
+
+    def indexed_refs(self, refs: Collection[tuple[str, str]]) -> set[tuple[str, str]]:
+        if not refs:
+            return set()
+        return self._read("looking up refs", lambda conn: postgres_many.indexed_refs(conn, refs))
+
+    def search_refs(self, scopes: Sequence[RefScope], vector: Vector, k: int) -> list[StoredHit]:
+        query = query_vector(vector, location=self.location, model_id=self.model_id, dim=self.dim)
+        kept = [s for s in scopes if s[2] is None or s[2]]
+        if k < 1 or not kept:
+            return []
+        return self._read(
+            f"searching {len(kept)} refs by vector",
+            lambda conn: postgres_many.search_refs(conn, kept, query, k),
+        )
+
+    def search_text_refs(self, scopes: Sequence[RefScope], query: str, k: int) -> list[StoredHit]:
+        kept = [s for s in scopes if s[2] is None or s[2]]
+        if k < 1 or not kept:
+            return []
+        return self._read(
+            f"searching {len(kept)} refs by text",
+            lambda conn: postgres_text.search_text_refs(conn, kept, query, k),
+        )
+
+    def file_titles_refs(
+        self, files: Collection[tuple[str, str, str]]
+    ) -> dict[tuple[str, str], Vector]:
+        if not files or not self.dim:
+            return {}
+        return self._read(
+            "reading file titles", lambda conn: postgres_many.file_titles_refs(conn, files)
         )
 
 

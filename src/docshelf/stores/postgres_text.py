@@ -18,7 +18,7 @@ inverted lists kept per ref, scored by the code that scores SQLite's (stores/bm2
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,8 +26,9 @@ import psycopg
 from psycopg.rows import TupleRow
 
 from docshelf.rows import StoredHit
-from docshelf.stores import bm25
+from docshelf.stores import bm25, postgres_many
 from docshelf.stores.bm25 import TermList
+from docshelf.stores.contract import RefScope
 from docshelf.stores.terms import TERMS_VERSION, query_terms, term_columns
 
 Connection = psycopg.Connection[TupleRow]
@@ -139,6 +140,82 @@ def search_text(
     def rows_of(wanted: list[int], whole: bool) -> list[tuple[Any, ...]]:
         sql = _HITS_SQL if whole else _PLACES_SQL
         return conn.execute(sql, (wanted,)).fetchall()
+
+    return bm25.hits(ids, scores, k, rows_of)
+
+
+# The totals of each of several refs, and the counts and (where rare in that ref) lists of the
+# asked terms in each: one round trip. A ref holding none of the terms still gives its totals.
+_COUNTS_OF_MANY_SQL = (
+    "SELECT s.workspace, s.ref, s.chunks, s.length, l.term, l.chunks, "
+    "CASE WHEN 2 * l.chunks < s.chunks THEN l.ids END, "
+    "CASE WHEN 2 * l.chunks < s.chunks THEN l.tfs END, "
+    "CASE WHEN 2 * l.chunks < s.chunks THEN l.lengths END "
+    "FROM unnest(%(ws)s::text[], %(refs)s::text[]) AS r(workspace, ref) "
+    "JOIN docs_ref_stats AS s ON s.workspace = r.workspace AND s.ref = r.ref "
+    "LEFT JOIN LATERAL (SELECT term, chunks, ids, tfs, lengths FROM docs_term_lists AS t "
+    "WHERE t.workspace = s.workspace AND t.ref = s.ref AND t.term = ANY(%(terms)s::text[])) "
+    "AS l ON true"
+)
+_READ_LISTS_OF_MANY_SQL = (
+    "SELECT t.term, t.ids, t.tfs, t.lengths FROM docs_term_lists AS t "
+    "JOIN unnest(%(ws)s::text[], %(refs)s::text[]) AS r(workspace, ref) "
+    "ON t.workspace = r.workspace AND t.ref = r.ref WHERE t.term = ANY(%(terms)s::text[])"
+)
+
+
+def search_text_refs(
+    conn: Connection, scopes: Sequence[RefScope], query: str, k: int
+) -> list[StoredHit]:
+    """The k chunks of the union of `scopes` that best match `query` by BM25, scored with the
+    union's statistics (Store.search_text_refs): the counts, totals and rare lists of every
+    ref in one round trip, the other lists of the terms kept in one more."""
+    asked = query_terms(query)
+    if not asked or k < 1 or not scopes:
+        return []
+    refs = {"ws": [w for w, _, _ in scopes], "refs": [r for _, r, _ in scopes]}
+    found = conn.execute(_COUNTS_OF_MANY_SQL, {**refs, "terms": asked}).fetchall()
+    totals = {(w, r): (int(n), int(length)) for w, r, n, length, *_ in found}
+    if not totals:
+        return []  # none of the refs has chunks
+    chunks = sum(n for n, _ in totals.values())
+    length = sum(size for _, size in totals.values())
+    held: dict[str, int] = {}
+    parts: dict[str, list[TermList]] = {}
+    partial: set[str] = set()
+    for _, _, _, _, term, n, ids, tfs, lengths in found:
+        if term is None:
+            continue
+        held[term] = held.get(term, 0) + int(n)
+        if ids is None:
+            partial.add(term)
+        else:
+            parts.setdefault(term, []).append(TermList.of_blobs(ids, tfs, lengths))
+    known = {t: bm25.joined(lists) for t, lists in parts.items() if t not in partial}
+    among = None
+    if any(paths is not None for _, _, paths in scopes):
+        among = np.array(
+            conn.execute(
+                f"SELECT id FROM docs_chunks WHERE {postgres_many.IN_SCOPES} ORDER BY id",
+                postgres_many.scope_params(scopes),
+            ).fetchall(),
+            dtype=np.int64,
+        ).reshape(-1)
+
+    def read(terms: list[str]) -> list[tuple[str, TermList]]:
+        rows = conn.execute(_READ_LISTS_OF_MANY_SQL, {**refs, "terms": terms}).fetchall()
+        lists: dict[str, list[TermList]] = {}
+        for term, *blobs in rows:
+            lists.setdefault(term, []).append(TermList.of_blobs(*blobs))
+        return [(term, bm25.joined(parts)) for term, parts in lists.items()]
+
+    ids, scores = bm25.ranked(asked, held, chunks, length, k, read, among, known)
+
+    def rows_of(wanted: list[int], whole: bool) -> list[tuple[Any, ...]]:
+        columns = bm25.HIT_COLUMNS_OF_MANY if whole else bm25.PLACE_COLUMNS_OF_MANY
+        return conn.execute(
+            f"SELECT {columns} FROM docs_chunks WHERE id = ANY(%s)", (wanted,)
+        ).fetchall()
 
     return bm25.hits(ids, scores, k, rows_of)
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from docshelf.errors import StoreError
 from docshelf.rows import ChunkRow, FileRow, StoredFile, StoredHit, Vector
-from docshelf.stores import bm25, sqlite_lock, sqlite_text
+from docshelf.stores import bm25, sqlite_lock, sqlite_many, sqlite_text
 from docshelf.stores.common import (
     blob_vector,
     check_lease,
@@ -48,7 +48,7 @@ from docshelf.stores.common import (
     row_embedding,
     title_blob,
 )
-from docshelf.stores.contract import Store
+from docshelf.stores.contract import RefScope, Store
 from docshelf.stores.migrations import migrations
 from docshelf.stores.sqlite_schema import migrate, now
 from docshelf.stores.sqlite_text import ChunkEntry, chunk_terms, write_term_lists
@@ -591,6 +591,43 @@ class SQLiteStore(Store):
         conn = self._connect()
         with self._errors("searching the full-text index"), _snapshot(conn):
             return sqlite_text.search_text(conn, workspace, ref, query, k, paths)
+
+    def currents(self, workspaces: Collection[str]) -> dict[str, str]:
+        if not workspaces:
+            return {}
+        with self._errors("reading the current refs"):
+            return sqlite_many.currents(self._connect(), workspaces)
+
+    def indexed_refs(self, refs: Collection[tuple[str, str]]) -> set[tuple[str, str]]:
+        if not refs:
+            return set()
+        with self._errors("looking up refs"):
+            return sqlite_many.indexed_refs(self._connect(), refs)
+
+    def search_refs(self, scopes: Sequence[RefScope], vector: Vector, k: int) -> list[StoredHit]:
+        query = query_vector(vector, location=self.location, model_id=self.model_id, dim=self.dim)
+        kept = [s for s in scopes if s[2] is None or s[2]]
+        if k < 1 or not kept:
+            return []
+        conn = self._connect()
+        with self._errors(f"searching {len(kept)} refs by vector"), _snapshot(conn):
+            return sqlite_many.search_refs(conn, self._matrices, self.dim, kept, query, k)
+
+    def search_text_refs(self, scopes: Sequence[RefScope], query: str, k: int) -> list[StoredHit]:
+        kept = [s for s in scopes if s[2] is None or s[2]]
+        if k < 1 or not kept:
+            return []
+        conn = self._connect()
+        with self._errors(f"searching {len(kept)} refs by text"), _snapshot(conn):
+            return sqlite_many.search_text_refs(conn, kept, query, k)
+
+    def file_titles_refs(
+        self, files: Collection[tuple[str, str, str]]
+    ) -> dict[tuple[str, str], Vector]:
+        if not files or not self.dim:
+            return {}
+        with self._errors("reading file titles"):
+            return sqlite_many.file_titles_refs(self._connect(), files)
 
     def _forget(self, workspace: str, ref: str) -> None:
         self._matrices.forget(workspace, ref)

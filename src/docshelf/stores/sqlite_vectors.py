@@ -25,8 +25,10 @@ import numpy as np
 
 from docshelf.rows import Vector
 
-# Refs whose vector matrices stay in memory: current and a few pinned ones. 100k chunks of 384
-# dimensions take 150 MB, so the cache is bounded.
+# The vector matrices kept in memory: those of the refs searched last, up to this many bytes of
+# vectors (a search over a hundred workspaces ranks each one's current ref), and always the last
+# MATRIX_CACHE_REFS of them. 100k chunks of 384 dimensions take 150 MB.
+MATRIX_CACHE_BYTES = 384 * 1024 * 1024
 MATRIX_CACHE_REFS = 4
 
 Key = tuple[str, str]  # (workspace, ref)
@@ -68,15 +70,24 @@ class MatrixCache:
         with self._lock:
             return iter(list(self._matrices))
 
-    def load(self, conn: sqlite3.Connection, workspace: str, ref: str, dim: int) -> Matrix:
+    def load(
+        self,
+        conn: sqlite3.Connection,
+        workspace: str,
+        ref: str,
+        dim: int,
+        token: int | None = -1,
+    ) -> Matrix:
         """The ref's ids and vectors, from the cache while the ref is unchanged; call inside a
-        read snapshot."""
+        read snapshot. `token`: the ref's largest row id when the caller read it already (None:
+        the ref has no rows)."""
         key = (workspace, ref)
-        # The largest id alone: one step down chunks_by_ref (4 us on the AWS guides' 19,347
-        # rows, where counting them too took 1.7 ms a search); counted only to load.
-        (token,) = conn.execute(
-            "SELECT max(id) FROM chunks WHERE workspace = ? AND ref = ?", key
-        ).fetchone()
+        if token == -1:
+            # The largest id alone: one step down chunks_by_ref (4 us on the AWS guides' 19,347
+            # rows, where counting them too took 1.7 ms a search); counted only to load.
+            (token,) = conn.execute(
+                "SELECT max(id) FROM chunks WHERE workspace = ? AND ref = ?", key
+            ).fetchone()
         if token is None:  # nothing indexed: not worth a place in the cache
             nothing = np.zeros(0, dtype=np.int64)
             return Matrix(-1, nothing, nothing.astype(np.int32), {}, np.zeros((0, dim), np.float32))
@@ -106,8 +117,9 @@ class MatrixCache:
         with self._lock:
             self._matrices[key] = matrix
             self._matrices.move_to_end(key)
-            while len(self._matrices) > MATRIX_CACHE_REFS:
-                self._matrices.popitem(last=False)
+            held = sum(m.vectors.nbytes for m in self._matrices.values())
+            while len(self._matrices) > MATRIX_CACHE_REFS and held > MATRIX_CACHE_BYTES:
+                held -= self._matrices.popitem(last=False)[1].vectors.nbytes
         return matrix
 
     def forget(self, workspace: str, ref: str) -> None:

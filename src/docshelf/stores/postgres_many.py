@@ -1,0 +1,133 @@
+"""The PostgreSQL store's reads over many refs at once (a search over many workspaces): each is
+one statement, or two, however many refs it covers.
+
+The vector path:
+- A union of refs that is a small share of the table (one workspace among a thousand) is
+  ranked exactly, through the (workspace, ref, path) index: pgvector 0.6 has no iterative index
+  scan, so an HNSW walk would yield hnsw.ef_search candidates of which few, or none, are of
+  those refs. Exact over a few thousand rows takes milliseconds.
+- A union that is most of the table (every workspace's current ref) walks the shared HNSW index,
+  filtered by a semi-join with the union; when the walk comes back short, the union is ranked
+  exactly, as a search of one ref does.
+The shares come from docs_ref_stats (chunks per ref), one statement before the search.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import psycopg
+from psycopg.rows import TupleRow
+
+from docshelf.rows import StoredHit, Vector
+from docshelf.stores.common import blob_vector
+from docshelf.stores.contract import RefScope
+
+Connection = psycopg.Connection[TupleRow]
+
+# A union of refs of at most this many chunks, or this share of the store's, is ranked exactly:
+# the HNSW walk yields hnsw.ef_search candidates of the whole table, so a filter that keeps
+# less than about a third of them comes back short.
+EXACT_MAX_CHUNKS = 50_000
+HNSW_MIN_SHARE = 0.5
+
+# The scopes of a statement: (workspace, ref) pairs as two arrays, and (workspace, ref, path)
+# triples for the scopes that rank some paths only.
+_WHOLE = "SELECT * FROM unnest(%(ws)s::text[], %(refs)s::text[])"
+_SOME = "SELECT * FROM unnest(%(pws)s::text[], %(prefs)s::text[], %(paths)s::text[])"
+IN_SCOPES = f"((workspace, ref) IN ({_WHOLE}) OR (workspace, ref, path) IN ({_SOME}))"
+
+_COLUMNS = (
+    "workspace, path, chunk, heading, content, start_line, end_line, "
+    "1 - (embedding <=> %(vector)b) AS score"
+)
+HNSW_SQL = (
+    f"SELECT {_COLUMNS} FROM docs_chunks WHERE {IN_SCOPES} "
+    "ORDER BY embedding <=> %(vector)b LIMIT %(k)s"
+)
+_EXACT_SQL = (
+    f"SELECT {_COLUMNS} FROM docs_chunks WHERE {IN_SCOPES} "
+    'ORDER BY score DESC, workspace COLLATE "C", path COLLATE "C", chunk LIMIT %(k)s'
+)
+_SIZES_SQL = (
+    "SELECT coalesce(sum(chunks) FILTER (WHERE (workspace, ref) IN "
+    "(SELECT * FROM unnest(%(ws)s::text[], %(refs)s::text[]))), 0), coalesce(sum(chunks), 0) "
+    "FROM docs_ref_stats"
+)
+_COUNT_UP_TO_K_SQL = (
+    f"SELECT count(*) FROM (SELECT 1 FROM docs_chunks WHERE {IN_SCOPES} LIMIT %(k)s) AS held"
+)
+
+
+def scope_params(scopes: Sequence[RefScope]) -> dict[str, Any]:
+    """The parameters of IN_SCOPES for `scopes`."""
+    params: dict[str, Any] = {"ws": [], "refs": [], "pws": [], "prefs": [], "paths": []}
+    for workspace, ref, paths in scopes:
+        if paths is None:
+            params["ws"].append(workspace)
+            params["refs"].append(ref)
+            continue
+        for path in sorted(set(paths)):
+            params["pws"].append(workspace)
+            params["prefs"].append(ref)
+            params["paths"].append(path)
+    return params
+
+
+def currents(conn: Connection, workspaces: Collection[str]) -> dict[str, str]:
+    rows = conn.execute(
+        "SELECT workspace, ref FROM docs_current WHERE workspace = ANY(%s::text[])",
+        (sorted(set(workspaces)),),
+    ).fetchall()
+    return {str(w): str(r) for w, r in rows}
+
+
+def indexed_refs(conn: Connection, refs: Collection[tuple[str, str]]) -> set[tuple[str, str]]:
+    pairs = sorted(set(refs))
+    rows = conn.execute(
+        "SELECT q.workspace, q.ref FROM unnest(%s::text[], %s::text[]) AS q(workspace, ref) "
+        "WHERE EXISTS (SELECT 1 FROM docs_chunks AS c "
+        "WHERE c.workspace = q.workspace AND c.ref = q.ref)",
+        ([w for w, _ in pairs], [r for _, r in pairs]),
+    ).fetchall()
+    return {(str(w), str(r)) for w, r in rows}
+
+
+def search_refs(
+    conn: Connection, scopes: Sequence[RefScope], query: Vector, k: int
+) -> list[StoredHit]:
+    """The k nearest chunks of the union of `scopes` (see the module's docstring)."""
+    params = {**scope_params(scopes), "vector": query, "k": k}
+    whole = {"ws": [w for w, _, _ in scopes], "refs": [r for _, r, _ in scopes]}
+    union, table = (int(n) for n in conn.execute(_SIZES_SQL, whole).fetchone() or (0, 0))
+    rows: list[TupleRow] = []
+    if union > EXACT_MAX_CHUNKS and union >= HNSW_MIN_SHARE * table:
+        rows = conn.execute(HNSW_SQL, params).fetchall()
+        if len(rows) < k:
+            held = int((conn.execute(_COUNT_UP_TO_K_SQL, params).fetchone() or (0,))[0])
+            if held > len(rows):
+                rows = []
+    if not rows:
+        rows = conn.execute(_EXACT_SQL, params).fetchall()
+    hits = [
+        dataclasses.replace(StoredHit.from_columns(row[1:7], row[7]), workspace=str(row[0]))
+        for row in rows
+    ]
+    hits.sort(key=lambda h: (-h.score, h.workspace, h.path, h.chunk))
+    return hits
+
+
+def file_titles_refs(
+    conn: Connection, files: Collection[tuple[str, str, str]]
+) -> dict[tuple[str, str], Vector]:
+    wanted = sorted(set(files))
+    rows = conn.execute(
+        "SELECT f.workspace, f.path, f.title_embedding FROM docs_ref_files AS f "
+        "JOIN unnest(%s::text[], %s::text[], %s::text[]) AS q(workspace, ref, path) "
+        "ON f.workspace = q.workspace AND f.ref = q.ref AND f.path = q.path "
+        "WHERE f.title_embedding IS NOT NULL",
+        ([w for w, _, _ in wanted], [r for _, r, _ in wanted], [p for _, _, p in wanted]),
+    ).fetchall()
+    return {(str(w), str(p)): blob_vector(bytes(v)) for w, p, v in rows}
