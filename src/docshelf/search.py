@@ -179,6 +179,18 @@ class SearchStore(Protocol):
         self, workspace: str, ref: str, paths: Collection[str]
     ) -> dict[str, Vector]: ...
 
+    def search_refs(
+        self, scopes: Sequence[tuple[str, str, Collection[str] | None]], vector: Vector, k: int
+    ) -> list[StoredHit]: ...
+
+    def search_text_refs(
+        self, scopes: Sequence[tuple[str, str, Collection[str] | None]], query: str, k: int
+    ) -> list[StoredHit]: ...
+
+    def file_titles_refs(
+        self, files: Collection[tuple[str, str, str]]
+    ) -> dict[tuple[str, str], Vector]: ...
+
 
 class QueryEmbedder(Protocol):
     """What a search needs of an embedder."""
@@ -368,16 +380,15 @@ class Searcher:
         vector_hits: list[StoredHit] = []
         text_hits: list[StoredHit] = []
         several = len(scopes) > 1
+        # Several workspaces: each ranking is one read of the store over the union of their
+        # refs, however many there are (the union's BM25 statistics, as one corpus).
+        union = [(s.workspace, s.ref, s.paths) for s in scopes]
 
         def by_text() -> list[StoredHit]:
-            return _merged(
-                [
-                    (s, self._store.search_text(s.workspace, s.ref, query, depth, s.paths))
-                    for s in scopes
-                ],
-                depth,
-                several,
-            )
+            if several:
+                return self._store.search_text_refs(union, query, depth)
+            only = scopes[0]
+            return self._store.search_text(only.workspace, only.ref, query, depth, only.paths)
 
         if mode == "text":
             text_hits = by_text()
@@ -388,14 +399,13 @@ class Searcher:
                 text = _TEXT_SEARCHES.submit(by_text)
             try:
                 vector = self._embedder.embed([query])[0]
-                vector_hits = _merged(
-                    [
-                        (s, self._store.search(s.workspace, s.ref, vector, depth, s.paths))
-                        for s in scopes
-                    ],
-                    depth,
-                    several,
-                )
+                if several:
+                    vector_hits = self._store.search_refs(union, vector, depth)
+                else:
+                    only = scopes[0]
+                    vector_hits = self._store.search(
+                        only.workspace, only.ref, vector, depth, only.paths
+                    )
             except BaseException:
                 # No search of this call outlives it; the first failure is the one raised.
                 if text is not None:
@@ -418,8 +428,10 @@ class Searcher:
         only = scopes[0]
 
         def lines_of(workspace: str, path: str) -> list[str] | None:
-            scope = only if not several else next(s for s in scopes if s.workspace == workspace)
-            text = self._store.file_text(scope.workspace, scope.ref, path)
+            name, ref = (
+                (only.workspace, only.ref) if not several else (workspace, refs[workspace][1])
+            )
+            text = self._store.file_text(name, ref, path)
             return None if text is None else text_lines(text)
 
         return [
@@ -434,30 +446,15 @@ class Searcher:
     def _titles(
         self, ranked: Sequence[tuple[StoredHit, float]], scopes: Sequence[Scope]
     ) -> dict[tuple[str, str], Vector]:
-        """The title vectors of the files of `ranked`, by (hit workspace, path): one read per
-        scope with candidates."""
-        paths: dict[str, set[str]] = {}
-        for hit, _ in ranked:
-            paths.setdefault(hit.workspace, set()).add(hit.path)
-        by_name = {s.workspace: s for s in scopes}
-        titles: dict[tuple[str, str], Vector] = {}
-        for marked, wanted in paths.items():
-            scope = by_name.get(marked, scopes[0]) if len(scopes) > 1 else scopes[0]
-            found = self._store.file_titles(scope.workspace, scope.ref, wanted)
-            titles.update(((marked, path), vector) for path, vector in found.items())
-        return titles
-
-
-def _merged(
-    found: Sequence[tuple[Scope, list[StoredHit]]], depth: int, several: bool
-) -> list[StoredHit]:
-    """One ranking's candidates from every scope: each hit marked with its workspace (when
-    there are several), the best `depth` by score."""
-    if not several:
-        return found[0][1] if found else []
-    hits = [dataclasses.replace(h, workspace=s.workspace) for s, part in found for h in part]
-    hits.sort(key=lambda h: (-h.score, h.workspace, h.path, h.chunk))
-    return hits[:depth]
+        """The title vectors of the files of `ranked`, by (hit workspace, path): one read."""
+        if len(scopes) == 1:
+            only = scopes[0]
+            found = self._store.file_titles(only.workspace, only.ref, {h.path for h, _ in ranked})
+            return {("", path): vector for path, vector in found.items()}  # hits of one: ""
+        ref_of = {s.workspace: s.ref for s in scopes}
+        return self._store.file_titles_refs(
+            {(h.workspace, ref_of[h.workspace], h.path) for h, _ in ranked}
+        )
 
 
 def fuse(

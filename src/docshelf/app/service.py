@@ -97,6 +97,9 @@ class Reloaded:
     error: str | None = None
 
 
+# The current refs of some workspaces, and which of their refs are indexed.
+_KnownRefs: TypeAlias = "tuple[dict[str, str], set[tuple[str, str]]]"
+
 # A session's pins: the commit of each workspace it is pinned in, by the workspace's shown name;
 # a plain commit pins a service of one workspace.
 Pins: TypeAlias = "str | Mapping[str, str] | None"
@@ -391,9 +394,7 @@ class Service:
             try:
                 answer, moved = self._answer(text, k, how, chosen, targets, ref, cap)
             except NotIndexedError:
-                if attempt == SEARCH_ATTEMPTS or all(
-                    self.store.current(s.name) is None for s in targets
-                ):
+                if attempt == SEARCH_ATTEMPTS or not self.store.currents([s.name for s in targets]):
                     raise
             else:
                 # A pinned ref's rows are kept by its pin; only an answer from current can race.
@@ -419,10 +420,12 @@ class Service:
         refs: dict[str, str] = {}
         unindexed: list[str] = []
         pinned_of: dict[str, str | None] = {}
+        # The refs of every target in two reads of the store, however many targets there are.
+        known = self._known_refs(targets, ref) if not one else None
         for served in targets:
             pinned = self._pin_of(served, ref)
             try:
-                answer_ref, note = self._ref_for(served, pinned)
+                answer_ref, note = self._ref_for(served, pinned, known=known)
             except NotIndexedError:
                 if one:
                     raise
@@ -455,29 +458,54 @@ class Service:
         if unindexed:
             notes.append("Not indexed yet, so not searched: " + ", ".join(unindexed) + ".")
         hits = self.searcher.rank_scopes(text, scopes, k, how, per_file)
-        moved = any(
-            s.ref != pinned_of[s.workspace] and s.ref != self.store.current(s.workspace)
-            for s in scopes
-        )
+        from_current = [s for s in scopes if s.ref != pinned_of[s.workspace]]
+        now = self.store.currents([s.workspace for s in from_current]) if from_current else {}
+        moved = any(s.ref != now.get(s.workspace) for s in from_current)
         note = " ".join(notes) or None
         if one:
             return Answer(targets[0].label, scopes[0].ref, text, how, note, hits), moved
         return Answer("", "", text, how, note, hits, refs), moved
 
+    def _known_refs(self, targets: Sequence[Served], ref: Pins) -> _KnownRefs:
+        """The current ref of each target and which of their current and pinned refs are
+        indexed: two reads of the store."""
+        currents = self.store.currents([s.name for s in targets])
+        asked = {(name, r) for name, r in currents.items()}
+        for served in targets:
+            pinned = self._pin_of(served, ref)
+            if pinned is not None:
+                asked.add((served.name, pinned))
+        return currents, self.store.indexed_refs(asked)
+
     def _ref_for(
-        self, served: Served, pinned: str | None, what: str = "these excerpts"
+        self,
+        served: Served,
+        pinned: str | None,
+        what: str = "these excerpts",
+        *,
+        known: _KnownRefs | None = None,
     ) -> tuple[str, str | None]:
         """The ref to answer from: `pinned` when it is indexed, else the current ref, with a
         note naming both commits, so that the model never takes another commit's docs for the
-        one it investigates.
+        one it investigates. `known`: the refs read already (`_known_refs`).
 
         Raises:
             NotIndexedError: nothing is indexed for the workspace yet.
         """
-        current = self.store.current(served.name)
-        if pinned is not None and self.store.has_chunks(served.name, pinned):
+        if known is None:
+            current = self.store.current(served.name)
+
+            def indexed(r: str) -> bool:
+                return self.store.has_chunks(served.name, r)
+        else:
+            current = known[0].get(served.name)
+
+            def indexed(r: str) -> bool:
+                return (served.name, r) in known[1]
+
+        if pinned is not None and indexed(pinned):
             return pinned, None
-        if current is None or not self.store.has_chunks(served.name, current):
+        if current is None or not indexed(current):
             raise NotIndexedError(
                 f"the documentation of {served.name} is not indexed yet; index it with "
                 f"{served.index_hint}, then ask again"

@@ -77,6 +77,8 @@ _READ_LISTS_SQL = (
 )
 _HITS_SQL = f"SELECT {bm25.HIT_COLUMNS} FROM docs_chunks WHERE id = ANY(%s)"
 _PLACES_SQL = f"SELECT {bm25.PLACE_COLUMNS} FROM docs_chunks WHERE id = ANY(%s)"
+_HITS_OF_MANY_SQL = f"SELECT {bm25.HIT_COLUMNS_OF_MANY} FROM docs_chunks WHERE id = ANY(%s)"
+_PLACES_OF_MANY_SQL = f"SELECT {bm25.PLACE_COLUMNS_OF_MANY} FROM docs_chunks WHERE id = ANY(%s)"
 _AMONG_SQL = (
     "SELECT id FROM docs_chunks WHERE workspace = %(workspace)s AND ref = %(ref)s "
     "AND path = ANY(%(paths)s::text[]) ORDER BY id"
@@ -212,10 +214,8 @@ def search_text_refs(
     ids, scores = bm25.ranked(asked, held, chunks, length, k, read, among, known)
 
     def rows_of(wanted: list[int], whole: bool) -> list[tuple[Any, ...]]:
-        columns = bm25.HIT_COLUMNS_OF_MANY if whole else bm25.PLACE_COLUMNS_OF_MANY
-        return conn.execute(
-            f"SELECT {columns} FROM docs_chunks WHERE id = ANY(%s)", (wanted,)
-        ).fetchall()
+        sql = _HITS_OF_MANY_SQL if whole else _PLACES_OF_MANY_SQL
+        return conn.execute(sql, (wanted,)).fetchall()
 
     return bm25.hits(ids, scores, k, rows_of)
 

@@ -150,51 +150,36 @@ class GitWorkspace:
         return self.resolve(rev)
 
     def _remote_moved(self, rev: str | None) -> bool:
-        """Whether a fetch may bring something new for `rev` (default HEAD): a commit id the
-        mirror holds never moves; a branch or tag moved when `git ls-remote` lists it at
-        another commit than the mirror's, or cannot tell (it fails, or lists nothing: the fetch
-        then says why).
-        """
+        """Whether a fetch may bring something new for `rev` (default HEAD): not for a commit
+        id the mirror holds; for a branch or tag, when `git ls-remote` lists it at another
+        commit than the mirror's, or cannot tell (the fetch then says why)."""
         wanted = "HEAD" if rev is None else rev
-        if COMMIT_ID.fullmatch(wanted):
-            held = self._git(
-                "cat-file",
-                "-e",
-                f"{wanted}^{{commit}}",
-                purpose=f"looking for commit {wanted} in {shown(self.git_dir)}",
-                next_step="check the mirror with git fsck",
-                check=False,
-            )
-            return held.returncode != 0
+        assert self._url is not None
         if not wanted.isprintable() or wanted.startswith("-"):
             return True
-        assert self._url is not None
-        listed = run_git(
-            ["ls-remote", "--", self._url, wanted],
-            purpose=f"listing the refs of {redact_url(self._url)}",
-            next_step="check the network and your access to the repository",
-            timeout=GIT_FETCH_TIMEOUT_SECONDS,
-            check=False,
-            secret_url=self._url,
-        )
-        lines = listed.stdout.decode("utf-8", "replace").splitlines()
-        if listed.returncode != 0 or not lines:
-            return True
-        for line in lines:
-            commit, _, name = line.partition("\t")
-            mine = self._git(
-                "rev-parse",
-                "--verify",
-                "--quiet",
-                "--end-of-options",
-                name,
-                purpose=f"resolving {shown(name)} in {shown(self.git_dir)}",
-                next_step="check the mirror with git fsck",
+        if COMMIT_ID.fullmatch(wanted):
+            found = [[wanted, f"{wanted}^{{commit}}"]]
+        else:
+            listed = run_git(
+                ["ls-remote", "--", self._url, wanted],
+                purpose=f"listing the refs of {redact_url(self._url)}",
+                next_step="check the network and your access to the repository",
+                timeout=GIT_FETCH_TIMEOUT_SECONDS,
                 check=False,
+                secret_url=self._url,
             )
-            if mine.stdout.decode("ascii", "replace").strip() != commit:
+            found = [line.split("\t") for line in listed.stdout.decode().splitlines()]
+            if listed.returncode != 0 or not found:
                 return True
-        return False
+        mine = self._git(
+            "rev-parse",
+            *(name for _, name in found),  # HEAD, refs/..., or a commit id: never an option
+            purpose=f"resolving the refs of {shown(self.git_dir)}",
+            next_step="check the mirror with git fsck",
+            check=False,
+        )
+        held = mine.stdout.decode("ascii", "replace").split()
+        return mine.returncode != 0 or held != [commit for commit, _ in found]
 
     def resolve(self, rev: str | None = None) -> str:
         """Resolve `rev` (default HEAD) to a full commit id, without fetching.
