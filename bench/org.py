@@ -88,7 +88,7 @@ from mcp.client.stdio import stdio_client
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from docshelf.config import MARKUP_SUFFIXES, MAX_DOC_BYTES
-from report import GIT_ENV, cpu_model, print_table, worktree
+from report import GIT_ENV, cpu_model, print_table, serve_pid, server_memory, worktree
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
@@ -480,33 +480,6 @@ class Searched:
     labels: int
 
 
-def server_memory(pid: int) -> tuple[float, float]:
-    """VmRSS and VmHWM of a process, in MiB."""
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            fields[key] = int(value.split()[0]) / 1024
-    return fields["VmRSS"], fields["VmHWM"]
-
-
-def serve_pid() -> int:
-    """The `docshelf serve` process the stdio client started (a child of this process)."""
-    me = os.getpid()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        if parent == me and b"serve" in argv:
-            return int(entry.name)
-    raise ServeError("the docshelf serve process was not found among this process's children")
-
-
 def search(location: str, asked: Sequence[str], seed: int, server: Server, log: Path) -> Searched:
     """docs_search through `docshelf serve --store location` over stdio: over all workspaces,
     then over one (a label drawn per question), each call timed alone."""
@@ -551,7 +524,7 @@ def search(location: str, asked: Sequence[str], seed: int, server: Server, log: 
 
     try:
         return anyio.run(session)
-    except ServeError as e:
+    except (ServeError, RuntimeError) as e:
         raise SystemExit(str(e)) from e
     except Exception as e:  # the server died or never answered
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:]) if log.exists() else ""

@@ -121,3 +121,31 @@ def worker_result(script: str, argument: str, src: Path | None) -> dict[str, Any
         raise SystemExit(f"{script} --worker {argument} failed (exit {done.returncode})")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
+
+
+def server_memory(pid: int) -> tuple[float, float]:
+    """VmRSS and VmHWM of a process, in MiB."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0]) / 1024
+    return fields["VmRSS"], fields["VmHWM"]
+
+
+def serve_pid() -> int:
+    """The `docshelf serve` process this process started (a stdio client starts it as a child);
+    RuntimeError when there is none."""
+    me = os.getpid()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == me and b"serve" in cmdline:
+            return int(entry.name)
+    raise RuntimeError("the docshelf serve process was not found among this process's children")

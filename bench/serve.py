@@ -94,7 +94,7 @@ from docshelf.rows import ChunkRow, FileRow
 from docshelf.stores import open_store
 from docshelf.stores.common import blob_vector
 from docshelf.workspace import DocFile
-from report import postgres_server, worktree
+from report import postgres_server, serve_pid, server_memory, worktree
 
 REPO = Path(__file__).resolve().parents[1]
 DOCSHELF = Path(sys.executable).with_name("docshelf")
@@ -337,33 +337,6 @@ def undo_titles(path: Path) -> None:
         conn.execute("ALTER TABLE ref_files DROP COLUMN title_embedding")
         conn.execute("ALTER TABLE ref_files DROP COLUMN title_hash")
         conn.execute("DELETE FROM schema_migrations WHERE version >= 10")
-
-
-def server_memory(pid: int) -> tuple[float, float]:
-    """VmRSS and VmHWM of a process, in MiB."""
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            fields[key] = int(value.split()[0]) / 1024
-    return fields["VmRSS"], fields["VmHWM"]
-
-
-def serve_pid() -> int:
-    """The `docshelf serve` process this process started (the stdio client starts it)."""
-    me = os.getpid()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        if parent == me and b"serve" in cmdline:
-            return int(entry.name)
-    raise SystemExit("the docshelf serve process was not found")
 
 
 def answer_size(result: Any) -> int:

@@ -209,6 +209,10 @@ def test_index_manifest_with_the_options_of_one_workspace_is_refused(tmp_path: P
         done = docshelf("index", "--manifest", str(path), *extra, "--embedder", "none")
         assert done.returncode == 2
         assert "--manifest lists the workspaces and their options" in done.stderr
+    for extra in (["somewhere"], ["--docs", "docs"], ["--workspace", "x"]):
+        done = docshelf("serve", "--manifest", str(path), *extra, "--embedder", "none")
+        assert done.returncode == 2
+        assert f"give {extra[0] if extra[0].startswith('-') else 'SOURCE'} in the" in done.stderr
     bad = manifest(tmp_path, '[[workspace]]\nsource = "a"\nrefs = "main"\n')
     done = docshelf("index", "--manifest", str(bad), "--embedder", "none")
     assert done.returncode == 1

@@ -371,23 +371,14 @@ def index(
     """
     config = make_config(**options)
     if manifest is not None:
-        given = [
-            flag
-            for flag, value in (
-                ("SOURCE", source),
-                ("--ref", rev),
-                ("--docs", docs),
-                ("--include", include),
-                ("--exclude", exclude),
-                ("--workspace", workspace),
-            )
-            if value
-        ]
-        if given:
-            raise click.UsageError(
-                f"--manifest lists the workspaces and their options; give {given[0]} in the "
-                "manifest's entries instead"
-            )
+        _beside_manifest(
+            ("SOURCE", source),
+            ("--ref", rev),
+            ("--docs", docs),
+            ("--include", include),
+            ("--exclude", exclude),
+            ("--workspace", workspace),
+        )
         _index_manifest(config, manifest, jobs, as_json)
         return
     source = "." if source is None else source
@@ -414,6 +405,20 @@ def index(
         _write(json.dumps(index_data(result), ensure_ascii=False, indent=2) + "\n")
     else:
         _write(render_index(result))
+
+
+def _beside_manifest(*given: tuple[str, object]) -> None:
+    """Refuse the first of `given` (a flag and its value) that is set beside --manifest.
+
+    Raises:
+        click.UsageError: one is set.
+    """
+    for flag, value in given:
+        if value:
+            raise click.UsageError(
+                f"--manifest lists the workspaces and their options; give {flag} in the "
+                "manifest's entries instead"
+            )
 
 
 def _index_manifest(config: Config, path: Path, jobs: int, as_json: bool) -> None:
@@ -755,22 +760,13 @@ def serve(
             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
                 raise click.UsageError(f"{flag} is for --http; add --http, or leave it out")
     if manifest is not None:
-        given = [
-            flag
-            for flag, value in (
-                ("SOURCE", sources),
-                ("--docs", docs),
-                ("--include", include),
-                ("--exclude", exclude),
-                ("--workspace", workspaces),
-            )
-            if value
-        ]
-        if given:
-            raise click.UsageError(
-                f"--manifest lists the workspaces and their options; give {given[0]} in the "
-                "manifest's entries instead"
-            )
+        _beside_manifest(
+            ("SOURCE", sources),
+            ("--docs", docs),
+            ("--include", include),
+            ("--exclude", exclude),
+            ("--workspace", workspaces),
+        )
     elif not sources and (docs or include or exclude or sync_interval is not None):
         raise click.UsageError(
             "--docs, --include, --exclude and --sync-interval need SOURCE, the repository to "

@@ -241,3 +241,11 @@ def title_blob(file: FileRow, *, location: str, model_id: str, dim: int) -> byte
 def blob_vector(blob: bytes) -> Vector:
     """A stored vector (little-endian float32: a chunk's embedding, a title_blob) as an array."""
     return np.frombuffer(blob, dtype="<f4").astype(np.float32)
+
+
+def searched_scopes(
+    scopes: Sequence[tuple[str, str, Collection[str] | None]],
+) -> list[tuple[str, str, Collection[str] | None]]:
+    """The scopes of a search over many refs that can find anything: an empty set of paths
+    finds nothing, as in a search of one ref."""
+    return [s for s in scopes if s[2] is None or s[2]]

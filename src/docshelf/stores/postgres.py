@@ -60,6 +60,7 @@ from docshelf.stores.common import (
     poll_until,
     query_vector,
     row_embedding,
+    searched_scopes,
     title_blob,
 )
 from docshelf.stores.contract import RefScope, Store
@@ -657,7 +658,7 @@ class PostgresStore(PooledConnections, Store):
 
     def search_refs(self, scopes: Sequence[RefScope], vector: Vector, k: int) -> list[StoredHit]:
         query = query_vector(vector, location=self.location, model_id=self.model_id, dim=self.dim)
-        kept = [s for s in scopes if s[2] is None or s[2]]
+        kept = searched_scopes(scopes)
         if k < 1 or not kept:
             return []
         return self._read(
@@ -666,7 +667,7 @@ class PostgresStore(PooledConnections, Store):
         )
 
     def search_text_refs(self, scopes: Sequence[RefScope], query: str, k: int) -> list[StoredHit]:
-        kept = [s for s in scopes if s[2] is None or s[2]]
+        kept = searched_scopes(scopes)
         if k < 1 or not kept:
             return []
         return self._read(

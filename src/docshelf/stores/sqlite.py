@@ -46,6 +46,7 @@ from docshelf.stores.common import (
     no_store,
     query_vector,
     row_embedding,
+    searched_scopes,
     title_blob,
 )
 from docshelf.stores.contract import RefScope, Store
@@ -606,7 +607,7 @@ class SQLiteStore(Store):
 
     def search_refs(self, scopes: Sequence[RefScope], vector: Vector, k: int) -> list[StoredHit]:
         query = query_vector(vector, location=self.location, model_id=self.model_id, dim=self.dim)
-        kept = [s for s in scopes if s[2] is None or s[2]]
+        kept = searched_scopes(scopes)
         if k < 1 or not kept:
             return []
         conn = self._connect()
@@ -614,7 +615,7 @@ class SQLiteStore(Store):
             return sqlite_many.search_refs(conn, self._matrices, self.dim, kept, query, k)
 
     def search_text_refs(self, scopes: Sequence[RefScope], query: str, k: int) -> list[StoredHit]:
-        kept = [s for s in scopes if s[2] is None or s[2]]
+        kept = searched_scopes(scopes)
         if k < 1 or not kept:
             return []
         conn = self._connect()
