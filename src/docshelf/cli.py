@@ -33,6 +33,7 @@ from docshelf.app import (
     ChunkedFile,
     ChunkerChoice,
     check_max_tokens,
+    check_read_store,
     chunk_paths,
     configured_embedder,
     index_source,
@@ -721,6 +722,15 @@ def outline(
     help="With --sync-interval: how many workspaces are checked (git ls-remote, a fetch when "
     "one moved) at once; their new commits are indexed one at a time.",
 )
+@click.option(
+    "--read-store",
+    metavar="URL",
+    envvar="DOCSHELF_READ_STORE",
+    help="A PostgreSQL streaming replica of --store to answer searches, reads and outlines "
+    "from; pins, syncs and indexing go to --store. A session pinned to a commit the replica "
+    "has not replayed yet waits up to 2 s for it, then is answered from the latest commit the "
+    "replica holds, and told so. [env: DOCSHELF_READ_STORE]",
+)
 @mirror_dir_option
 @store_options
 @embedder_options
@@ -741,6 +751,7 @@ def serve(
     workspaces: tuple[str, ...],
     manifest: Path | None,
     jobs: int,
+    read_store: str | None,
     **options: Any,
 ) -> None:
     """Serve the documentation to MCP clients: the server `docs` with the tools docs_search,
@@ -794,7 +805,8 @@ def serve(
                 open_page=open_page,
             )
         )
-    config = make_config(**options)
+    config = make_config(read_store=read_store, **options)
+    check_read_store(config)
     create = sync_interval is not None  # a server that syncs may make its store
     if manifest is not None:
         service = open_manifest_service(config, manifest, jobs=jobs, create=create)

@@ -217,6 +217,9 @@ class Config:
     precision: str = "auto"
     ef_search: int = DEFAULT_EF_SEARCH
     mirror_dir: str = field(default_factory=default_mirror_dir)
+    # A PostgreSQL streaming replica of `store` that a server reads from (searches, reads,
+    # outlines); None: it reads from `store`.
+    read_store: str | None = None
 
     def __post_init__(self) -> None:
         # A path written ~/... (in a DOCSHELF_* variable, or through the Python API) means the

@@ -410,7 +410,9 @@ def _serving(
     from docshelf.indexer import Indexer  # noqa: PLC0415 - see the imports above
 
     served: list[Served] = []
+    reads = None
     try:
+        reads = open_read_store(config, store)
         chosen = choose()
         names = [name for name, _, _ in chosen]
         if len(set(names)) < len(names):
@@ -422,13 +424,54 @@ def _serving(
             if source is not None:
                 indexer = Indexer(store, embedder, source, batch_size=batch)
             served.append(Served(name, labels[name], hint, source, indexer))
-        return Service(store, embedder, served)
+        return Service(store, embedder, served, read_store=reads)
     except BaseException:
         for one in served:
             if one.indexer is not None:
                 one.indexer.close()
+        if reads is not None:
+            reads.close()
         store.close()
         raise
+
+
+def check_read_store(config: Config) -> None:
+    """Refuse a read store that is not a PostgreSQL replica of a PostgreSQL store.
+
+    Raises:
+        ConfigError: the store or the read store is not a PostgreSQL URL.
+    """
+    from docshelf.stores import is_postgres_url  # noqa: PLC0415 - see the imports above
+
+    if config.read_store is None:
+        return
+    if not is_postgres_url(config.store) or not is_postgres_url(config.read_store):
+        raise ConfigError(
+            "--read-store names a PostgreSQL streaming replica of --store, which must be a "
+            "PostgreSQL database too (postgresql://...)"
+        )
+
+
+def open_read_store(config: Config, store: Store) -> Store | None:
+    """The streaming replica `config.read_store` names, opened as it is (nothing is written to
+    it), checked against `store`'s model and width; None when none is named.
+
+    Raises:
+        ConfigError: a read store beside a store that is not PostgreSQL, or one that is not.
+        StoreError: the replica cannot be reached, holds no store, or another model's.
+    """
+    from docshelf.stores import open_store  # noqa: PLC0415 - see the imports above
+
+    check_read_store(config)
+    if config.read_store is None:
+        return None
+    return open_store(
+        config.read_store,
+        model_id=store.model_id,
+        dim=store.dim,
+        ef_search=config.ef_search,
+        create=False,
+    )
 
 
 def _stored_name(name: str, stored: Sequence[str]) -> str:

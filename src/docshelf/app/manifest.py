@@ -158,12 +158,15 @@ def open_manifest_service(
     from docshelf.app import (  # noqa: PLC0415 - the app imports this module
         configured_embedder,
         open_configured_store,
+        open_read_store,
     )
 
     read_manifest(path)  # refused before any store or model is opened
     embedder = configured_embedder(config, serving=True)
     store = open_configured_store(config, embedder, create=create)
+    reads = None
     try:
+        reads = open_read_store(config, store)
         choose = _Chooser(config, path, store, embedder, jobs)
         served = choose([])
         if not served:
@@ -171,8 +174,10 @@ def open_manifest_service(
                 f"none of the workspaces of manifest {path} can be opened: "
                 + "; ".join(choose.failures)
             )
-        return Service(store, embedder, served, reload=choose)
+        return Service(store, embedder, served, reload=choose, read_store=reads)
     except BaseException:
+        if reads is not None:
+            reads.close()
         store.close()
         raise
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +65,12 @@ _log = logging.getLogger("docshelf.app")
 # Such a search is asked again, from the new current ref; promotions are a sync apart (a second
 # at least), so the second try holds.
 SEARCH_ATTEMPTS = 3
+
+# A call pinned to a commit the store holds but its read replica has not replayed yet waits this
+# long for the replica, asking every REPLICA_POLL_SECONDS, then answers from the ref the replica
+# holds and says so.
+REPLICA_WAIT_SECONDS = 2.0
+REPLICA_POLL_SECONDS = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,16 +125,22 @@ class Service:
         *,
         fusion: Fusion | None = None,
         reload: Reload | None = None,
+        read_store: Store | None = None,
     ) -> None:
         if not served:
             raise ConfigError("a service needs at least one workspace to serve")
         self.store = store
+        # Where searches, reads and outlines are answered from: a streaming replica of the
+        # store, or the store itself. Pins, syncs and indexing go to the store.
+        self.reads = store if read_store is None else read_store
         self.embedder = embedder
-        self.searcher = Searcher(store, embedder, fusion=fusion)
+        self.searcher = Searcher(self.reads, embedder, fusion=fusion)
         # Replaced whole by `reload`, never changed in place: a call that took the list keeps
         # a consistent set of workspaces to the end.
         self.served: list[Served] = list(served)
         self._reload = reload
+        # The pinned refs the replica had not replayed when last asked, by (workspace, ref).
+        self._lagging: dict[tuple[str, str], bool] = {}
         self._reloading = threading.Lock()
         self._last_sync: dict[str, SyncState] = {}
 
@@ -243,7 +256,7 @@ class Service:
             ConfigError: several workspaces are served and none is named.
             StoreError: the store cannot be read.
         """
-        return self.store.current(self.served_as(workspace).name)
+        return self.reads.current(self.served_as(workspace).name)
 
     def pin(self, rev: str, workspace: str | None = None) -> tuple[str, Callable[[], None]]:
         """`rev` resolved to a commit, pinned in the store when the service has the source (so
@@ -394,7 +407,7 @@ class Service:
             try:
                 answer, moved = self._answer(text, k, how, chosen, targets, ref, cap)
             except NotIndexedError:
-                if attempt == SEARCH_ATTEMPTS or not self.store.currents([s.name for s in targets]):
+                if attempt == SEARCH_ATTEMPTS or not self.reads.currents([s.name for s in targets]):
                     raise
             else:
                 # A pinned ref's rows are kept by its pin; only an answer from current can race.
@@ -437,7 +450,7 @@ class Service:
                 notes.append(note)
             paths = None
             if chosen is not None:
-                files = self.store.files(served.name, answer_ref)
+                files = self.reads.files(served.name, answer_ref)
                 paths = [f.path for f in selected(files, chosen)]
                 if not paths and one:
                     where = _where(served, answer_ref)
@@ -459,7 +472,7 @@ class Service:
             notes.append("Not indexed yet, so not searched: " + ", ".join(unindexed) + ".")
         hits = self.searcher.rank_scopes(text, scopes, k, how, per_file)
         from_current = [s for s in scopes if s.ref != pinned_of[s.workspace]]
-        now = self.store.currents([s.workspace for s in from_current]) if from_current else {}
+        now = self.reads.currents([s.workspace for s in from_current]) if from_current else {}
         moved = any(s.ref != now.get(s.workspace) for s in from_current)
         note = " ".join(notes) or None
         if one:
@@ -469,13 +482,13 @@ class Service:
     def _known_refs(self, targets: Sequence[Served], ref: Pins) -> _KnownRefs:
         """The current ref of each target and which of their current and pinned refs are
         indexed: two reads of the store."""
-        currents = self.store.currents([s.name for s in targets])
+        currents = self.reads.currents([s.name for s in targets])
         asked = {(name, r) for name, r in currents.items()}
         for served in targets:
             pinned = self._pin_of(served, ref)
             if pinned is not None:
                 asked.add((served.name, pinned))
-        return currents, self.store.indexed_refs(asked)
+        return currents, self.reads.indexed_refs(asked)
 
     def _ref_for(
         self,
@@ -493,17 +506,17 @@ class Service:
             NotIndexedError: nothing is indexed for the workspace yet.
         """
         if known is None:
-            current = self.store.current(served.name)
+            current = self.reads.current(served.name)
 
             def indexed(r: str) -> bool:
-                return self.store.has_chunks(served.name, r)
+                return self.reads.has_chunks(served.name, r)
         else:
             current = known[0].get(served.name)
 
             def indexed(r: str) -> bool:
                 return (served.name, r) in known[1]
 
-        if pinned is not None and indexed(pinned):
+        if pinned is not None and (indexed(pinned) or self._replayed(served, pinned)):
             return pinned, None
         if current is None or not indexed(current):
             raise NotIndexedError(
@@ -512,12 +525,43 @@ class Service:
             )
         if pinned is None or pinned == current:
             return current, None
-        note = (
-            f"Note: this session is pinned to commit {short_ref(pinned)}, which has no indexed "
-            f"documentation; {what} come from the current commit {short_ref(current)} "
-            "instead and may differ from the pinned commit's docs."
-        )
+        if self._lagging.get((served.name, pinned)):
+            note = (
+                f"Note: this session is pinned to commit {short_ref(pinned)}, which is indexed "
+                "but not yet on the replica this server reads from; "
+                f"{what} come from commit {short_ref(current)}, the latest the replica holds, "
+                "and may differ from the pinned commit's docs. Ask again in a moment."
+            )
+        else:
+            note = (
+                f"Note: this session is pinned to commit {short_ref(pinned)}, which has no "
+                f"indexed documentation; {what} come from the current commit "
+                f"{short_ref(current)} instead and may differ from the pinned commit's docs."
+            )
         return current, note
+
+    def _replayed(self, served: Served, ref: str) -> bool:
+        """Whether the replica this service reads from holds `ref` after a bounded wait
+        (REPLICA_WAIT_SECONDS), when the store has it indexed and the replica not yet; False at
+        once without a replica, or when the store does not have it either (or cannot say: it
+        may be down while the replica serves)."""
+        key = (served.name, ref)
+        self._lagging.pop(key, None)
+        if self.reads is self.store:
+            return False
+        try:
+            on_primary = self.store.has_chunks(served.name, ref)
+        except DocshelfError:
+            return False
+        if not on_primary:
+            return False
+        deadline = time.monotonic() + REPLICA_WAIT_SECONDS
+        while time.monotonic() < deadline:
+            time.sleep(REPLICA_POLL_SECONDS)
+            if self.reads.has_chunks(served.name, ref):
+                return True
+        self._lagging[key] = True
+        return False
 
     def read(
         self,
@@ -548,9 +592,9 @@ class Service:
         else:
             served = self.served_as(workspace)
         answer_ref, note = self._files_ref(served, self._pin_of(served, ref), "these lines")
-        text = self.store.file_text(served.name, answer_ref, doc)
+        text = self.reads.file_text(served.name, answer_ref, doc)
         if text is None:
-            files = self.store.files(served.name, answer_ref)
+            files = self.reads.files(served.name, answer_ref)
             raise ConfigError(no_such_path(doc, files, _where(served, answer_ref), prefix=False))
         got = read_lines(text, first, last, doc)
         return Reading(served.label, answer_ref, doc, *got[:4], got[4], note, got[5])
@@ -578,13 +622,13 @@ class Service:
             served = self.served_as(workspace)
         pinned = self._pin_of(served, ref)
         answer_ref, note = self._files_ref(served, pinned, "this outline's files")
-        files = self.store.files(served.name, answer_ref)
+        files = self.reads.files(served.name, answer_ref)
         kept = selected(files, chosen)
         if not kept:
             assert chosen is not None
             where = _where(served, answer_ref)
             raise ConfigError(no_such_path(chosen.text, files, where, prefix=True))
-        texts = _LazyTexts(self.store, served.name, answer_ref, kept)
+        texts = _LazyTexts(self.reads, served.name, answer_ref, kept)
         shown_files, complete = outline_files(texts, [kind_of(f.path) or "text" for f in kept])
         narrower = [] if complete else narrower_paths(kept, None if chosen is None else chosen.text)
         return DocsOutline(
@@ -611,7 +655,7 @@ class Service:
                 answer_ref, _ = self._files_ref(served, self._pin_of(served, ref))
             except NotIndexedError:
                 continue
-            if holds(self.store.files(served.name, answer_ref)):
+            if holds(self.reads.files(served.name, answer_ref)):
                 holders.append(served)
         if len(holders) == 1:
             return holders[0]
@@ -641,7 +685,7 @@ class Service:
             answer_ref, _ = self._files_ref(served, pinned)
         except NotIndexedError:
             return WorkspaceOverview(served.label, None, 0, [])
-        files = self.store.files(served.name, answer_ref)
+        files = self.reads.files(served.name, answer_ref)
         kinds = sorted({kind_of(f.path) or "text" for f in files})
         return WorkspaceOverview(
             served.label, answer_ref, len(files), top_folders(files), tuple(kinds)
@@ -651,14 +695,14 @@ class Service:
         self, served: Served, pinned: str | None, what: str = "these files"
     ) -> tuple[str, str | None]:
         answer_ref, note = self._ref_for(served, pinned, what)
-        if not self.store.has_files(served.name, answer_ref):
+        if not self.reads.has_files(served.name, answer_ref):
             raise NotIndexedError(
                 f"commit {short_ref(answer_ref)} of {served.label} was indexed before docshelf "
                 f"kept the text of each file, so it cannot be read or outlined yet; run "
                 f"{served.index_hint}"
                 + (
                     " to fill them in (its vectors are reused), then ask again"
-                    if answer_ref == self.store.current(served.name)
+                    if answer_ref == self.reads.current(served.name)
                     else f" --ref {answer_ref} to fill them in (its vectors are reused; it becomes "
                     "current until the next docshelf index), then ask again"
                 )
@@ -741,6 +785,8 @@ class Service:
         for served in self.served:
             if served.indexer is not None:
                 served.indexer.close()
+        if self.reads is not self.store:
+            self.reads.close()
         self.store.close()
 
     def __enter__(self) -> Service:
