@@ -23,10 +23,9 @@ from docshelf.errors import StoreError
 from docshelf.indexer import Indexer
 from docshelf.rows import ChunkRow
 from docshelf.stores import sqlite as sqlite_module
-from docshelf.stores import sqlite_lock
+from docshelf.stores import sqlite_lock, sqlite_vectors
 from docshelf.stores.migrations import migrations
 from docshelf.stores.sqlite import SQLiteStore
-from docshelf.stores import sqlite_vectors
 from docshelf.stores.sqlite_vectors import MATRIX_CACHE_REFS
 from tests.stores.test_contract import DIM, MODEL, rows, unit, write_raw_chunks
 from tests.support.bm25_reference import bm25

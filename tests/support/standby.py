@@ -101,9 +101,9 @@ def primary_and_standby(database: str = "org") -> Iterator[Pair]:
         if user is not None:
             entry = pwd.getpwnam(user)
             os.chown(standby_data, entry.pw_uid, entry.pw_gid)
+        backup = ["-D", str(standby_data), "-R", "-X", "stream", "-c", "fast"]
         pg.pg_basebackup(
-            ["-D", str(standby_data), "-R", "-X", "stream", "-c", "fast", "-h", str(socket)]
-            + ["-U", "postgres"],
+            [*backup, "-h", str(socket), "-U", "postgres"],
             user=user,
             timeout=SERVER_SECONDS,
         )
