@@ -496,6 +496,14 @@ def search(location: str, asked: Sequence[str], seed: int, server: Server, log: 
                 if "repeat" in schema:
                     extra["repeat"] = True
                 labels: list[str] = list(schema.get("workspace", {}).get("enum", []))
+                if not labels and "workspace" in schema:
+                    # Past the schema's enum, docs_outline lists the workspaces page by page.
+                    page, pages = 1, 1
+                    while page <= pages:
+                        listing = await client.call_tool("docs_outline", {"page": page})
+                        found = listing.structured_content or {}
+                        labels += [w["workspace"] for w in found.get("workspaces", [])]
+                        page, pages = page + 1, int(found.get("pages", 1))
                 rng = random.Random(f"org/{seed}/labels")
                 picked = [rng.choice(labels) for _ in asked] if labels else []
 

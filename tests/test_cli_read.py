@@ -298,7 +298,10 @@ def test_with_two_workspaces_outline_shows_both_and_read_finds_the_one_holding_t
                 "files": 4,
                 "folders": [{"path": "docs/", "files": 4}],
             },
-        ]
+        ],
+        "total_workspaces": 2,
+        "page": 1,
+        "pages": 1,
     }
     # A path in one workspace's docs is read from it; one in both needs --workspace.
     assert ok("read", "docs/billing.md:1-1", "--store", store) == (

@@ -29,9 +29,11 @@ from docshelf.app import (
     MIN_MAX_TOKENS,
     MIN_TOP_K,
     MODES,
+    OVERVIEW_PAGE,
     TOKENS_PER_EXCERPT,
     ChunkedFile,
     ChunkerChoice,
+    DocsOutline,
     check_max_tokens,
     check_read_store,
     chunk_paths,
@@ -64,6 +66,7 @@ from docshelf.config import (
 from docshelf.errors import DocshelfError
 from docshelf.present import (
     CLI,
+    STATUS_LISTED,
     answer_data,
     fit_answer,
     index_data,
@@ -262,15 +265,24 @@ def embed(texts: tuple[str, ...], **options: Any) -> None:
 
 @cli.command()
 @store_options
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def status(as_json: bool, **options: Any) -> None:
+@click.option("--workspace", metavar="NAME", help="Show this workspace only.")
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help=f"List every workspace in full (past {STATUS_LISTED} workspaces the text is a summary).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (every workspace).")
+def status(workspace: str | None, every: bool, as_json: bool, **options: Any) -> None:
     """Show what the store holds: its model and width, and per workspace the current ref (when it
-    was indexed, the files its read skipped), the chunks of each indexed ref and the live pins."""
-    state = store_status(make_config(**options))
+    was indexed, the files its read skipped), the chunks of each indexed ref and the live pins.
+    Past 20 workspaces, a summary: how many are indexed, the refs, chunks and pins in all, the
+    last and the longest since indexed, those not indexed yet."""
+    state = store_status(make_config(**options), workspace)
     if as_json:
         _write(json.dumps(status_data(state), ensure_ascii=False, indent=2) + "\n")
     else:
-        _write(render_status(state))
+        _write(render_status(state, every=every))
 
 
 def docs_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -617,22 +629,34 @@ def read(spec: str, rev: str | None, workspace: str | None, as_json: bool, **opt
 @cli.command()
 @click.argument("path", required=False)
 @reader_options
+@click.option(
+    "--page",
+    type=int,
+    help=f"With several workspaces and neither PATH nor --workspace: which page of them, "
+    f"{OVERVIEW_PAGE} a page (default 1).",
+)
 @store_options
 def outline(
-    path: str | None, rev: str | None, workspace: str | None, as_json: bool, **options: Any
+    path: str | None,
+    rev: str | None,
+    workspace: str | None,
+    as_json: bool,
+    page: int | None,
+    **options: Any,
 ) -> None:
     """Print the indexed docs as files with their headings and line ranges, under PATH (a
     folder, a file or a glob) or all: what docs_outline answers. With several workspaces and
-    neither PATH nor --workspace: each workspace, its commit and its top-level folders."""
+    neither PATH nor --workspace: a page of the workspaces, each with its commit and its
+    top-level folders."""
     with open_reader(make_config(**options), workspace=workspace) as service:
         pins = service.resolve_all([rev]) if rev and not service.several else None
         if rev and service.several:
             raise click.UsageError("--ref with several workspaces needs --workspace")
-        found = service.outline(path, ref=pins)  # open_reader chose the workspace
+        found = service.outline(path, ref=pins, page=page)  # open_reader chose the workspace
     if as_json:
         _write(json.dumps(outline_data(found), ensure_ascii=False, indent=2) + "\n")
     else:
-        label = found.workspace if service.several and not isinstance(found, list) else None
+        label = found.workspace if service.several and isinstance(found, DocsOutline) else None
         _write(render_outline(found, CLI, label))
 
 

@@ -33,6 +33,7 @@ TERMS = (
     "workspace",
     "start_line",
     "end_line",
+    "page",
     "docs_search",
     "docs_read",
     "docs_outline",

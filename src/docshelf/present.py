@@ -34,9 +34,11 @@ from docshelf.errors import (
     term,
 )
 from docshelf.reading import (
+    OVERVIEW_PAGE,
     DocsOutline,
     Reading,
     WorkspaceOverview,
+    WorkspacesPage,
     outline_file_lines,
 )
 from docshelf.shown import (
@@ -120,6 +122,7 @@ CLI = Face(
         "workspace": "--workspace",
         "start_line": "START",
         "end_line": "END",
+        "page": "--page",
         "docs_search": "docshelf search",
         "docs_read": "docshelf read",
         "docs_outline": "docshelf outline",
@@ -141,6 +144,7 @@ MCP = Face(
         "workspace": "workspace",
         "start_line": "start_line",
         "end_line": "end_line",
+        "page": "page",
         "docs_search": "docs_search",
         "docs_read": "docs_read",
         "docs_outline": "docs_outline",
@@ -163,6 +167,7 @@ WEB = Face(
         "workspace": "workspace",
         "start_line": "start",
         "end_line": "end",
+        "page": "page",
         "docs_search": "/api/search",
         "docs_read": "/api/read",
         "docs_outline": "/api/outline",
@@ -253,7 +258,7 @@ def reading_data(reading: Reading) -> dict[str, Any]:
 
 
 def render_outline(
-    outline: DocsOutline | Sequence[WorkspaceOverview], face: Face, label: str | None = None
+    outline: DocsOutline | WorkspacesPage, face: Face, label: str | None = None
 ) -> str:
     """An outline as text: a header, each file with its line count, each heading indented by
     depth with its line range, then how to see the rest when it was cut. The workspaces'
@@ -293,10 +298,24 @@ def render_outline(
     return "\n".join(out) + "\n"
 
 
-def _render_overview(overviews: Sequence[WorkspaceOverview], face: Face) -> str:
+def _render_overview(page: WorkspacesPage, face: Face) -> str:
     workspace = face.say(term("workspace"))
-    out = [f"{len(overviews)} workspaces; name one as {workspace} to see its docs:"]
-    for view in overviews:
+    views = page.views
+    if page.pages > 1:
+        first = (page.page - 1) * OVERVIEW_PAGE + 1
+        shown_range = f"{first}-{first + len(views) - 1}"
+        out = [
+            f"{page.total} workspaces, {shown_range} shown (page {page.page} of {page.pages}); "
+            f"name one as {workspace} to see its docs"
+            + (
+                f", or ask for {face.say(term('page'))} {page.page + 1} for more:"
+                if page.page < page.pages
+                else ":"
+            )
+        ]
+    else:
+        out = [f"{page.total} workspaces; name one as {workspace} to see its docs:"]
+    for view in views:
         if view.ref is None:
             out += ["", f"{view.workspace}: nothing indexed yet"]
             continue
@@ -306,9 +325,9 @@ def _render_overview(overviews: Sequence[WorkspaceOverview], face: Face) -> str:
     return "\n".join(out) + "\n"
 
 
-def outline_data(outline: DocsOutline | Sequence[WorkspaceOverview]) -> dict[str, Any]:
-    """An outline (or the workspaces' overview) as JSON (docs_outline's structured content,
-    /api/outline, `docshelf outline --json`)."""
+def outline_data(outline: DocsOutline | WorkspacesPage) -> dict[str, Any]:
+    """An outline (or a page of the workspaces' overview) as JSON (docs_outline's structured
+    content, /api/outline, `docshelf outline --json`)."""
     if not isinstance(outline, DocsOutline):
         return {
             "workspaces": [
@@ -318,8 +337,11 @@ def outline_data(outline: DocsOutline | Sequence[WorkspaceOverview]) -> dict[str
                     "files": view.files,
                     "folders": [{"path": p, "files": n} for p, n in view.folders],
                 }
-                for view in outline
-            ]
+                for view in outline.views
+            ],
+            "total_workspaces": outline.total,
+            "page": outline.page,
+            "pages": outline.pages,
         }
     return {
         "workspace": outline.workspace,
@@ -549,12 +571,19 @@ def _recorded_data(ws: WorkspaceState) -> dict[str, Any]:
     }
 
 
-def render_status(state: ServiceState) -> str:
+# Past this many workspaces, `docshelf status` summarises them (--all lists every one).
+STATUS_LISTED = 20
+
+
+def render_status(state: ServiceState, *, every: bool = False) -> str:
     """`docshelf status`'s report: the store, and per workspace its current ref and when it was
-    indexed, each ref's chunks and pins, the live pins' holders and leases, the skipped files."""
+    indexed, each ref's chunks and pins, the live pins' holders and leases, the skipped files;
+    a summary of them past STATUS_LISTED workspaces, unless `every`."""
     lines = [f"store: {state.store}", f"model: {state.model_id} ({state.dim} dimensions)"]
     if not state.workspaces:
         lines.append("no workspace indexed yet")
+    if len(state.workspaces) > STATUS_LISTED and not every:
+        return "\n".join(lines + _status_summary(state.workspaces)) + "\n"
     now = time.time()
     for ws in state.workspaces:
         lines.append(f"workspace {shown(ws.name)}: current {ws.current or '(none)'}")
@@ -573,3 +602,31 @@ def render_status(state: ServiceState) -> str:
             lines.append(f"  skipped {len(ws.skipped)}:")
             lines.extend(f"    {shown(s.path)}: {s.reason}" for s in ws.skipped)
     return "\n".join(lines) + "\n"
+
+
+def _status_summary(workspaces: Sequence[WorkspaceState]) -> list[str]:
+    indexed = [ws for ws in workspaces if ws.current is not None]
+    waiting = [shown(ws.name) for ws in workspaces if ws.current is None]
+    refs = sum(len(ws.refs) for ws in workspaces)
+    chunks = sum(sum(ws.refs.values()) for ws in workspaces)
+    pins = sum(len(ws.pins) for ws in workspaces)
+    lines = [
+        f"{plural(len(workspaces), 'workspace')}: {len(indexed)} indexed, {len(waiting)} not "
+        f"indexed yet; {plural(refs, 'ref')}, {plural(chunks, 'chunk')}; "
+        f"{plural(pins, 'live pin')}"
+    ]
+    dated = sorted((ws for ws in indexed if ws.indexed_at), key=lambda ws: ws.indexed_at or "")
+    if dated:
+        last, first = dated[-1], dated[0]
+        lines.append(f"last indexed: {shown(last.name)} at {last.indexed_at}")
+        lines.append(f"longest since indexed: {shown(first.name)} at {first.indexed_at}")
+    if waiting:
+        more = f" and {len(waiting) - STATUS_LISTED} more" if len(waiting) > STATUS_LISTED else ""
+        lines.append("not indexed yet: " + ", ".join(waiting[:STATUS_LISTED]) + more)
+    skipping = [ws for ws in indexed if ws.skipped]
+    if skipping:
+        lines.append(f"skipped files in {plural(len(skipping), 'workspace')}")
+    lines.append(
+        "docshelf status --workspace NAME shows one workspace, --all every one, --json all of it"
+    )
+    return lines

@@ -270,3 +270,37 @@ class WorkspaceOverview:
     files: int
     folders: list[tuple[str, int]]
     kinds: tuple[str, ...] = ()
+
+
+# The workspaces one page of the overview shows: a thousand workspaces are twenty pages.
+OVERVIEW_PAGE = 50
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspacesPage:
+    """One page of the served workspaces at a glance (page 1..pages of `total` workspaces,
+    OVERVIEW_PAGE a page)."""
+
+    views: list[WorkspaceOverview]
+    page: int
+    pages: int
+    total: int
+
+
+def check_page(value: object, pages: int) -> int:
+    """A page of the overview: None (page 1), or a whole number from 1 to `pages`.
+
+    Raises:
+        ConfigError: anything else, with the bound.
+    """
+    if value is None:
+        return 1
+    bound = f"{term('page')} must be a whole number from 1 to {pages}"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{bound}; got {shown_value(value)}")
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise ConfigError(f"{bound}; got {value!r}")
+    number = int(value)
+    if not 1 <= number <= pages:
+        raise ConfigError(f"{bound}; got {shown_int(number)}")
+    return number

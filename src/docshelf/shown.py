@@ -7,6 +7,7 @@ the bottom of the layout; present.py, what the faces call, hands them on.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 # How many characters of a commit id an answer or a message shows: as git's short ids, long
@@ -60,3 +61,13 @@ def short_ref(ref: str) -> str:
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
     """`count` and its noun: 1 file, 2 files (or `nouns` for an irregular plural)."""
     return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
+# A message names at most this many workspaces (or other names), then says how many more.
+LISTED_NAMES = 20
+
+
+def listed(names: Sequence[str], limit: int = LISTED_NAMES) -> str:
+    """`names` joined with commas: the first `limit` of them, then how many more."""
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more

@@ -36,9 +36,11 @@ from docshelf.errors import ConfigError
 from docshelf.paths import MAX_PATH_BYTES
 from docshelf.reading import (
     MAX_LINE_NUMBER,
+    OVERVIEW_PAGE,
     DocsOutline,
     Reading,
     WorkspaceOverview,
+    WorkspacesPage,
 )
 from docshelf.search import (
     DEFAULT_PER_FILE,
@@ -54,6 +56,7 @@ from docshelf.search import (
     Hit,
     check_max_tokens,
 )
+from docshelf.shown import listed as listed_names
 from docshelf.workspace import DocFile, Skipped, read_local
 
 # numpy, httpx and the store drivers load only when a command needs them, so that `docshelf
@@ -80,6 +83,7 @@ __all__ = [
     "MIN_PER_FILE",
     "MIN_TOP_K",
     "MODES",
+    "OVERVIEW_PAGE",
     "READ_MAX_BYTES",
     "READ_MAX_LINES",
     "SEARCH_ATTEMPTS",
@@ -95,6 +99,7 @@ __all__ = [
     "Service",
     "ServiceState",
     "WorkspaceOverview",
+    "WorkspacesPage",
     "check_max_tokens",
     "open_manifest_service",
     "short_names",
@@ -491,24 +496,28 @@ def _stored_name(name: str, stored: Sequence[str]) -> str:
 def _unknown_workspace(name: str | None, names: Sequence[str]) -> str:
     if not names:
         return "the store holds no workspace yet; index one with docshelf index [PATH|URL]"
-    listed = ", ".join(names)
+    listed = listed_names(names)
     if name is None:
         return f"the store holds several workspaces ({listed}); name one with --workspace"
     return f"no workspace {name} in the store; it holds {listed}"
 
 
-def store_status(config: Config) -> ServiceState:
+def store_status(config: Config, workspace: str | None = None) -> ServiceState:
     """What the configured store holds, read without loading any model: per workspace (by its
     name) its current ref, when that was indexed and what its read skipped, each ref's chunks and
-    the live pins.
+    the live pins; of every workspace, or of the one named (by name or shown name).
 
     Raises:
         StoreError: there is no store there yet, or it cannot be read.
+        ConfigError: the store holds no workspace of that name.
     """
     from docshelf.stores import open_store  # noqa: PLC0415 - see the imports above
 
     with open_store(config.store, model_id=None, dim=None, ef_search=config.ef_search) as store:
-        workspaces = [workspace_state(store, name) for name in store.workspaces()]
+        names = store.workspaces()
+        if workspace is not None:
+            names = [_stored_name(workspace, names)]
+        workspaces = [workspace_state(store, name) for name in names]
         text_only = store.model_id == NO_MODEL[0]
         return ServiceState(store.location, store.model_id, store.dim, text_only, workspaces)
 

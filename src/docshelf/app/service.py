@@ -23,10 +23,13 @@ from docshelf.chunking import kind_of
 from docshelf.errors import ConfigError, DocshelfError, NotIndexedError, WorkspaceError, term
 from docshelf.paths import check_path, check_path_filter, selected
 from docshelf.reading import (
+    OVERVIEW_PAGE,
     DocsOutline,
     Reading,
     WorkspaceOverview,
+    WorkspacesPage,
     check_line,
+    check_page,
     narrower_paths,
     no_such_path,
     outline_files,
@@ -45,7 +48,7 @@ from docshelf.search import (
     check_query,
     check_top_k,
 )
-from docshelf.shown import short_ref, shown_value
+from docshelf.shown import listed, short_ref, shown_value
 from docshelf.workspace import COMMIT_ID
 
 if TYPE_CHECKING:
@@ -229,15 +232,14 @@ class Service:
         if workspace is None:
             if self.several:
                 raise ConfigError(
-                    f"{term('workspace')} must be named: several are served "
-                    f"({', '.join(self.labels)})"
+                    f"{term('workspace')} must be named: several are served ({listed(self.labels)})"
                 )
             return self.served[0]
         for served in self.served:
             if workspace in (served.label, served.name):
                 return served
         raise ConfigError(
-            f"{term('workspace')} must be one of {', '.join(self.labels)}; got "
+            f"{term('workspace')} must be one of {listed(self.labels)}; got "
             f"{shown_value(workspace)}"
         )
 
@@ -326,7 +328,7 @@ class Service:
                 if self.several:
                     raise ConfigError(
                         f"ref {shown_value(spec)} must name its workspace as NAME=REV: several "
-                        f"are served ({', '.join(self.labels)})"
+                        f"are served ({listed(self.labels)})"
                     )
                 served, rev = self.served[0], spec
             if served.label in wanted:
@@ -460,7 +462,7 @@ class Service:
         if not refs:
             raise NotIndexedError(
                 "none of the documentation served is indexed yet ("
-                + ", ".join(unindexed)
+                + listed(unindexed)
                 + "); index it with docshelf index, then ask again"
             )
         if chosen is not None and not scopes:
@@ -469,7 +471,7 @@ class Service:
                 f"({', '.join(refs)}); call {term('docs_outline')} to see where the docs are"
             )
         if unindexed:
-            notes.append("Not indexed yet, so not searched: " + ", ".join(unindexed) + ".")
+            notes.append("Not indexed yet, so not searched: " + listed(unindexed) + ".")
         hits = self.searcher.rank_scopes(text, scopes, k, how, per_file)
         from_current = [s for s in scopes if s.ref != pinned_of[s.workspace]]
         now = self.reads.currents([s.workspace for s in from_current]) if from_current else {}
@@ -600,12 +602,17 @@ class Service:
         return Reading(served.label, answer_ref, doc, *got[:4], got[4], note, got[5])
 
     def outline(
-        self, path: object = None, *, ref: Pins = None, workspace: object = None
-    ) -> DocsOutline | list[WorkspaceOverview]:
+        self,
+        path: object = None,
+        *,
+        ref: Pins = None,
+        workspace: object = None,
+        page: object = None,
+    ) -> DocsOutline | WorkspacesPage:
         """The indexed docs of `ref` (default: current) as files with their headings and line
         ranges: those under `path` (a folder, a file or a glob), or all; bounded like `read`,
         naming narrower paths when cut. With several workspaces and neither a workspace nor a
-        path: each workspace, its commit and its top-level folders.
+        path: a page of them (`page`, from 1), each with its commit and its top-level folders.
 
         Raises:
             ConfigError: a refused argument, or a path under which no doc was indexed.
@@ -614,7 +621,7 @@ class Service:
         """
         chosen = check_path_filter(path)
         if workspace is None and chosen is None and self.several:
-            return self.overview(ref)
+            return self.overview(ref, page)
         if workspace is None and self.several:
             assert chosen is not None
             served = self._holder(ref, lambda files: bool(selected(files, chosen)), chosen.text)
@@ -667,18 +674,25 @@ class Service:
             )
         raise ConfigError(
             f"{shown_value(path)} is not an indexed doc of any served workspace "
-            f"({', '.join(self.labels)}); call {term('docs_outline')} to see their docs, and name "
+            f"({listed(self.labels)}); call {term('docs_outline')} to see their docs, and name "
             f"the {term('workspace')}"
         )
 
-    def overview(self, ref: Pins = None) -> list[WorkspaceOverview]:
-        """Each served workspace at a glance, at its pinned (else current) commit: what the
-        tools' descriptions say is served.
+    def overview(self, ref: Pins = None, page: object = None) -> WorkspacesPage:
+        """A page of the served workspaces at a glance (OVERVIEW_PAGE of them, in the order
+        served), each at its pinned (else current) commit: what the tools' descriptions say is
+        served. Only the page's workspaces are read.
 
         Raises:
+            ConfigError: `page` is not a whole number from 1 to the number of pages.
             StoreError: the store cannot be read.
         """
-        return [self._overview(served, self._pin_of(served, ref)) for served in self.served]
+        served = self.served
+        pages = max(1, -(-len(served) // OVERVIEW_PAGE))
+        number = check_page(page, pages)
+        chosen = served[(number - 1) * OVERVIEW_PAGE : number * OVERVIEW_PAGE]
+        views = [self._overview(one, self._pin_of(one, ref)) for one in chosen]
+        return WorkspacesPage(views, number, pages, len(served))
 
     def _overview(self, served: Served, pinned: str | None) -> WorkspaceOverview:
         try:

@@ -15,6 +15,7 @@ from docshelf.app import (
     MIN_MAX_TOKENS,
     MIN_PER_FILE,
     MIN_TOP_K,
+    OVERVIEW_PAGE,
     READ_MAX_BYTES,
     READ_MAX_LINES,
     TOKENS_PER_EXCERPT,
@@ -269,24 +270,43 @@ OUTLINE_OUTPUT_SCHEMA: dict[str, Any] = {
                 "required": ["workspace", "ref", "files", "folders"],
             },
         },
+        "total_workspaces": {
+            "type": "integer",
+            "description": "With the workspaces: how many are served in all.",
+        },
+        "page": {"type": "integer", "description": "With the workspaces: this page."},
+        "pages": {"type": "integer", "description": "With the workspaces: how many pages."},
     },
 }
 
+# A `workspace` argument lists the served workspaces as an enum up to this many; past that it
+# is a string the service checks (a schema of a thousand names costs every session tokens).
+ENUM_WORKSPACES = 50
+
 
 def with_workspaces(schema: dict[str, Any], labels: list[str]) -> dict[str, Any]:
-    """`schema` with a `workspace` argument listing the served workspaces, when there are
-    several; as it is for one."""
+    """`schema` with a `workspace` argument naming the served workspaces, when there are
+    several (an enum of them, up to ENUM_WORKSPACES; past that a string, which the service
+    checks), and for docs_outline a `page` of them; as it is for one."""
     if len(labels) < 2:
         return schema
-    return {
-        **schema,
-        "properties": {
-            **schema["properties"],
-            "workspace": {
-                "type": "string",
-                "enum": labels,
-                "description": "Which repository's docs (default: all of them, for "
-                "docs_search and docs_outline).",
-            },
-        },
+    workspace: dict[str, Any] = {
+        "type": "string",
+        "description": "Which repository's docs (default: all of them, for docs_search and "
+        "docs_outline).",
     }
+    if len(labels) <= ENUM_WORKSPACES:
+        workspace["enum"] = labels
+    else:
+        workspace["description"] += (
+            f" One of the {len(labels)} served; docs_outline without a path lists them."
+        )
+    properties = {**schema["properties"], "workspace": workspace}
+    if schema is OUTLINE_SCHEMA:
+        properties["page"] = {
+            "type": "integer",
+            "minimum": 1,
+            "description": f"Without workspace or path: which page of the workspaces, "
+            f"{OVERVIEW_PAGE} a page (default 1).",
+        }
+    return {**schema, "properties": properties}

@@ -59,6 +59,7 @@ from docshelf.app import (
     Reading,
     Service,
     WorkspaceOverview,
+    WorkspacesPage,
     check_max_tokens,
 )
 from docshelf.errors import ConfigError, DocshelfError
@@ -102,6 +103,10 @@ MCP_PATH = "/mcp"
 # state in the ASGI scope): a commit, or a commit per workspace.
 PINNED_REF = "docshelf.pinned_ref"
 
+# How many workspaces a tool's description names; the rest are counted, and docs_outline lists
+# them page by page.
+DESCRIBED_WORKSPACES = 10
+
 # An error result names at most this many unknown arguments (a client may send thousands).
 MAX_SHOWN_UNKNOWN_ARGUMENTS = 5
 
@@ -124,14 +129,24 @@ def describe(view: WorkspaceOverview, name: str, *, pinned: bool, text_only: boo
     return _search_words(f"the repository {shown(name)} ({_at(view, pinned)})", text_only)
 
 
-def describe_several(views: list[WorkspaceOverview], pinned: set[str], *, text_only: bool) -> str:
+def describe_several(
+    views: list[WorkspaceOverview], pinned: set[str], *, text_only: bool, total: int = 0
+) -> str:
     """docs_search's description for several workspaces (each with its commit, whether it is
-    pinned, and its docs)."""
-    listed = "; ".join(f"{v.workspace} ({_at(v, v.workspace in pinned)})" for v in views)
-    return _search_words(f"the repositories {listed}", text_only) + (
+    pinned, and its docs): the first DESCRIBED_WORKSPACES of `total`, then how many more."""
+    return _search_words(_several(views, pinned, total), text_only) + (
         " Without workspace, every repository is searched and the excerpts are ranked "
         "together; each names its workspace."
     )
+
+
+def _several(views: list[WorkspaceOverview], pinned: set[str], total: int) -> str:
+    shown_views = views[:DESCRIBED_WORKSPACES]
+    listed = "; ".join(f"{v.workspace} ({_at(v, v.workspace in pinned)})" for v in shown_views)
+    more = max(total, len(views)) - len(shown_views)
+    if more > 0:
+        listed += f"; and {more} more ({OUTLINE_TOOL} without a path lists them all, page by page)"
+    return f"the repositories {listed}"
 
 
 def _at(view: WorkspaceOverview, pinned: bool) -> str:
@@ -214,9 +229,7 @@ def read_result(reading: Reading, label: str | None) -> CallToolResult:
     )
 
 
-def outline_result(
-    outline: DocsOutline | list[WorkspaceOverview], label: str | None
-) -> CallToolResult:
+def outline_result(outline: DocsOutline | WorkspacesPage, label: str | None) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=render_outline(outline, MCP, label))],
         structured_content=outline_data(outline),
@@ -255,6 +268,7 @@ _ARGUMENT_WORDS = {
     "repeat": "true to see again what this session was shown",
     "path": "a folder, file or glob of the docs",
     "workspace": "which repository",
+    "page": "which page of the workspaces, from 1",
     "start_line": "the first line",
     "end_line": "the last line",
 }
@@ -354,7 +368,8 @@ class DocsTool:
         which repositories it serves, at which commits, and what their docs are."""
         service = self._service
         labels = service.labels
-        views = service.overview(ref)
+        # The first page only: a description names a few workspaces, however many are served.
+        views = service.overview(ref).views
         pinned = {
             label
             for label in labels
@@ -365,10 +380,8 @@ class DocsTool:
             v if v.workspace not in pinned else _pinned_view(v, ref, v.workspace) for v in views
         ]
         if service.several:
-            search = describe_several(views, pinned, text_only=service.text_only)
-            where = "the repositories " + ", ".join(
-                f"{v.workspace} ({_at(v, v.workspace in pinned)})" for v in views
-            )
+            search = describe_several(views, pinned, text_only=service.text_only, total=len(labels))
+            where = _several(views, pinned, len(labels))
         else:
             view = views[0]
             search = describe(
@@ -443,7 +456,9 @@ class DocsTool:
                     workspace=label if service.several else None,
                 )
                 return read_result(reading, reading.workspace if service.several else None)
-            outline = service.outline(arguments.get("path"), ref=ref, workspace=label)
+            outline = service.outline(
+                arguments.get("path"), ref=ref, workspace=label, page=arguments.get("page")
+            )
             shown_label = (
                 outline.workspace if service.several and isinstance(outline, DocsOutline) else None
             )

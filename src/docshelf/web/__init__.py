@@ -65,7 +65,7 @@ STATIC_FILES = {
 API_PARAMETERS = {
     "search": ("q", "k", "per_file", "max_tokens", "path", "workspace"),
     "read": ("path", "start", "end", "workspace"),
-    "outline": ("path", "workspace"),
+    "outline": ("path", "workspace", "page"),
     "status": (),
 }
 
@@ -177,7 +177,12 @@ def web_routes(
         return reading_data(reading)
 
     def outline(params: dict[str, str], _: list[str]) -> dict[str, Any]:
-        found = service.outline(params.get("path") or None, ref=ref, workspace=workspace_of(params))
+        found = service.outline(
+            params.get("path") or None,
+            ref=ref,
+            workspace=workspace_of(params),
+            page=_number(params, "page", None),
+        )
         data = outline_data(found)
         if not isinstance(found, DocsOutline):
             data["overview"] = True

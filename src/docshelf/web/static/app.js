@@ -126,10 +126,11 @@
     return `/?${query}`;
   }
 
-  function outlineLink(workspace, path) {
+  function outlineLink(workspace, path, page) {
     const query = new URLSearchParams({ view: "outline" });
     if (workspace && status && status.several) query.set("workspace", workspace);
     if (path) query.set("path", path);
+    if (page && page > 1) query.set("page", String(page));
     return `/?${query}`;
   }
 
@@ -558,10 +559,16 @@
     const workspace = params.get("workspace") || "";
     const path = params.get("path") || "";
     fill(box, el("p", { class: "muted" }, "Reading the outline…"));
-    const outline = await api("outline", { path, workspace });
+    const page = params.get("page") || "";
+    const outline = await api("outline", page ? { path, workspace, page } : { path, workspace });
     if (stale(mine)) return;
     if (outline.overview) {
-      fill(box, el("h2", {}, "Workspaces"), el("ul", { class: "files" }, outline.workspaces.map((ws) =>
+      const pages = outline.pages > 1 ? el("p", { id: "workspace-pages", class: "muted" },
+        `${outline.total_workspaces} workspaces, page ${outline.page} of ${outline.pages} `,
+        outline.page > 1 ? el("a", { href: outlineLink("", "", outline.page - 1) }, "previous") : null,
+        outline.page > 1 && outline.page < outline.pages ? " · " : null,
+        outline.page < outline.pages ? el("a", { href: outlineLink("", "", outline.page + 1) }, "next") : null) : null;
+      fill(box, el("h2", {}, "Workspaces"), pages, el("ul", { class: "files" }, outline.workspaces.map((ws) =>
         el("li", {},
           el("a", { class: "path", href: outlineLink(ws.workspace, "") }, ws.workspace), " ", commit(ws.ref),
           el("span", { class: "muted" }, ` ${ws.files} files`),
