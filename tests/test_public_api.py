@@ -98,8 +98,9 @@ def test_the_service_reads_outlines_and_narrows_and_serves_every_workspace_of_th
             "billing"
         }
         overview = shelf.outline()
-        assert isinstance(overview, list)
-        assert all(isinstance(v, docshelf.WorkspaceOverview) for v in overview)
+        assert isinstance(overview, docshelf.WorkspacesPage)
+        assert (overview.page, overview.pages, overview.total) == (1, 1, 2)
+        assert all(isinstance(v, docshelf.WorkspaceOverview) for v in overview.views)
     with docshelf.open(store, workspace=str(shop.path.resolve()), embedder="none") as one:
         assert not one.several and one.search("seconds").ref == shop.head()
 

@@ -41,7 +41,7 @@ from docshelf.errors import (
     StoreError,
     WorkspaceError,
 )
-from docshelf.reading import DocsOutline, OutlineFile, Reading, WorkspaceOverview
+from docshelf.reading import DocsOutline, OutlineFile, Reading, WorkspaceOverview, WorkspacesPage
 from docshelf.search import Answer, Hit
 
 try:
@@ -69,6 +69,7 @@ __all__ = [
     "TextChunk",
     "WorkspaceError",
     "WorkspaceOverview",
+    "WorkspacesPage",
     "__version__",
     "chunk_file",
     "chunk_text",
