@@ -13,6 +13,7 @@ import os
 import random
 import secrets
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
@@ -118,6 +119,98 @@ def test_docshelf_index_killed_at_random_points_leaves_the_previous_ref_serving(
     # (a round whose drawn look came after the write is run again at its first look).
     mid_write = [r for r in rounds if r.point.phase == MID_WRITE]
     assert [r.in_write for r in mid_write] == [True], f"seed {seed}: {mid_write}"
+
+
+# A manifest of several repositories killed at random points: each workspace is whole at its
+# previous commit or at the new one, never between, and the next run indexes the rest.
+MANIFEST_TEAMS = 3
+MANIFEST_FILES = 6  # files per commit of each team, 10 chunks each
+MANIFEST_KILLS = 3
+
+
+def test_docshelf_index_manifest_killed_at_random_points_leaves_each_workspace_whole(
+    location: str, tmp_path: Path
+) -> None:
+    seed = int(os.environ.get("DOCSHELF_KILL_SEED") or secrets.randbits(32))
+    print(f"kill times drawn with seed {seed} (DOCSHELF_KILL_SEED={seed} draws them again)")
+    rng = random.Random(seed)
+    commits: dict[str, dict[str, str]] = {}
+    for t in range(MANIFEST_TEAMS):
+        repo = Repo(tmp_path / f"team{t}")
+        commits[f"team{t}"] = {}
+        for name, word in (("A", "alpha"), ("B", "bravo")):
+            for old in (repo.path / "docs").glob("*.md"):
+                old.unlink()
+            for i in range(MANIFEST_FILES):
+                repo.write(f"docs/{word}{i}.md", section_doc(f"Team {t} {word} {i}", 10, word))
+            commits[f"team{t}"][name] = repo.commit(name)
+    chunks = MANIFEST_FILES * 10
+    manifest = tmp_path / "org.toml"
+    endpoint = EmbeddingsServer(FakeEmbedder()).start()  # type: ignore[arg-type]
+    # Slow enough batches that a kill drawn over a clean run's time lands among the workspaces.
+    endpoint.fallback = Reply(delay=0.15)
+
+    def command(target: str) -> list[str]:
+        manifest.write_text(
+            "".join(
+                f'[[workspace]]\nsource = "{tmp_path / name}"\nname = "{name}"\n'
+                f'ref = "{refs[target]}"\n\n'
+                for name, refs in commits.items()
+            )
+        )
+        return [
+            str(DOCSHELF),
+            *("index", "--manifest", str(manifest), "--store", location, "--jobs", "2"),
+            *("--embedder", "openai", "--base-url", endpoint.base_url, "--model", MODEL),
+        ]
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+
+    def whole(target: str) -> None:
+        with open_store(location, model_id=None, dim=None) as store:
+            for name, refs in commits.items():
+                counts = store.ref_counts(name)
+                assert counts.get(refs[target]) == chunks, (name, counts)
+                assert store.current(name) == refs[target]
+
+    try:
+        started = time.monotonic()
+        first = subprocess.run(command("A"), check=False, env=env, capture_output=True)
+        assert first.returncode == 0, first.stderr
+        clean_seconds = time.monotonic() - started
+        whole("A")
+        target = "B"
+        for round_number in range(MANIFEST_KILLS):
+            process = subprocess.Popen(
+                command(target), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+            kill_at = rng.uniform(0.2, clean_seconds)
+            time.sleep(kill_at)
+            process.kill()
+            process.wait()
+            previous = "A" if target == "B" else "B"
+            at_target = 0
+            with open_store(location, model_id=None, dim=None) as store:
+                for name, refs in commits.items():
+                    counts = store.ref_counts(name)
+                    for ref in refs.values():  # all of a ref's rows, or none
+                        assert counts.get(ref, 0) in (0, chunks), (round_number, name, counts)
+                    current = store.current(name)
+                    assert current in (refs[previous], refs[target]), (round_number, name)
+                    assert counts.get(current or "") == chunks
+                    at_target += current == refs[target]
+                    word = "bravo" if current == refs["B"] else "alpha"
+                    found = build_service(store, None, name).search(word, 3, mode="text")
+                    assert found.ref == current and word in found.hits[0].content
+            print(f"round {round_number}: killed at {kill_at:.2f} s, {at_target} at {target}")
+            done = subprocess.run(
+                command(target), check=False, env=env, capture_output=True, text=True
+            )
+            assert done.returncode == 0, done.stderr
+            whole(target)
+            target = previous
+    finally:
+        endpoint.stop()
 
 
 # -- PostgreSQL stopped and started under a running server ---------------------------------------

@@ -5,6 +5,7 @@ server's background sync indexes and promotes new commits. bench/load.py is the 
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -73,3 +74,55 @@ def test_every_answer_comes_whole_from_one_commit_while_syncs_promote_new_ones(
         f"{len(seconds)} calls, p50 {percentile_ms(seconds, 0.5):.0f} ms, "
         f"p99 {percentile_ms(seconds, 0.99):.0f} ms"
     )
+
+
+def test_a_manifest_of_several_repositories_answers_each_whole_from_one_commit_under_load(
+    location: str, tmp_path: Path
+) -> None:
+    teams = {f"team{i}": ReleaseRepo(tmp_path / f"team{i}") for i in range(3)}
+    for repo in teams.values():
+        repo.release()
+    manifest = tmp_path / "org.toml"
+    manifest.write_text(
+        "".join(f'[[workspace]]\nsource = "{r.path}"\nname = "{n}"\n\n' for n, r in teams.items())
+    )
+    more = ("--manifest", str(manifest), "--sync-interval", "1", "--jobs", "2")
+    with serve(None, location, tmp_path / "serve.log", *more) as server:
+        for name, repo in teams.items():
+            anyio.run(partial(wait_for_ref, server.url, repo.latest(), workspace=name))
+        load = Load(server.url, 2 * len(teams), workspaces=list(teams))
+
+        async def until(load: Load) -> None:
+            started = time.monotonic()
+            for _ in range(NEW_RELEASES):
+                await anyio.sleep(0.5)
+                made = [await anyio.to_thread.run_sync(r.release) for r in teams.values()]
+                deadline = time.monotonic() + SYNC_TIMEOUT_SECONDS
+                while not set(made) <= set(load.refs()):
+                    assert time.monotonic() < deadline, server.logged()
+                    await anyio.sleep(0.1)
+            last = {name: repo.latest() for name, repo in teams.items()}
+            deadline = time.monotonic() + SYNC_TIMEOUT_SECONDS
+            while time.monotonic() - started < MIN_SECONDS or not all(
+                any(a.session == i and a.ref == last[a.workspace or ""] for a in load.answers)
+                for i in range(load.sessions)
+            ):
+                assert time.monotonic() < deadline, server.logged()
+                await anyio.sleep(0.1)
+
+        anyio.run(load.run, until)
+        logged = server.logged()
+    releases = {c: n for repo in teams.values() for c, n in repo.releases.items()}
+    wrong = [(a, why) for a in load.answers if (why := problem(a, releases)) is not None]
+    assert not wrong, f"{len(wrong)} of {len(load.answers)} answers wrong, e.g. {wrong[:5]}"
+    for answer in load.answers:  # each from the workspace asked, and a commit of its repository
+        assert set(answer.answered_by) == {answer.workspace}
+        assert answer.ref in teams[answer.workspace or ""].releases
+    for name, repo in teams.items():
+        refs = list(dict.fromkeys(a.ref for a in load.answers if a.workspace == name))
+        assert refs == list(repo.releases)[-len(refs) :]  # in order, up to the last
+        assert refs[-1] == repo.latest()
+    assert "ERROR" not in logged and "Traceback" not in logged, logged
+    with open_store(location, model_id=None, dim=None) as store:
+        for name, repo in teams.items():
+            assert list(store.ref_counts(name)) == [repo.latest()]  # pruned under load

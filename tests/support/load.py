@@ -123,6 +123,8 @@ class Answer:
     header_ref: str | None = None
     hit_markers: tuple[frozenset[int], ...] = ()
     text_markers: frozenset[int] = frozenset()
+    workspace: str | None = None  # asked for (a server of several workspaces)
+    answered_by: tuple[str, ...] = ()  # the workspace of each excerpt
 
 
 def read_answer(result: CallToolResult) -> dict[str, Any]:
@@ -135,6 +137,7 @@ def read_answer(result: CallToolResult) -> dict[str, Any]:
     return {
         "ref": structured["ref"],
         "note": structured["note"],
+        "answered_by": tuple(hit.get("workspace") or "" for hit in structured["hits"]),
         "header_ref": header.group(1) if header else None,
         "hit_markers": tuple(
             frozenset(int(m) for m in _MARKERS.findall(hit["content"]))
@@ -170,6 +173,8 @@ class Load:
 
     url: str
     sessions: int
+    # With several workspaces: the one session i asks (workspaces[i % len]).
+    workspaces: Sequence[str] = ()
     answers: list[Answer] = field(default_factory=list)
     stop: anyio.Event | None = None
     epoch: float = field(default_factory=time.perf_counter)
@@ -193,6 +198,8 @@ class Load:
         # one (each request on its own).
         mode = "legacy" if i % 2 == 0 else "auto"
         calls = 0
+        workspace = self.workspaces[i % len(self.workspaces)] if self.workspaces else None
+        named = {"workspace": workspace} if workspace else {}
         while not self.stop.is_set():
             started = time.perf_counter()
             try:
@@ -204,11 +211,12 @@ class Load:
                         result = await client.call_tool(
                             # Each answer is checked whole: passages shown earlier too.
                             "docs_search",
-                            {"query": query, "top_k": TOP_K, "repeat": True},
+                            {"query": query, "top_k": TOP_K, "repeat": True, **named},
                         )
-                        self._record(i, started, read_answer(result))
+                        self._record(i, started, {**read_answer(result), "workspace": workspace})
             except Exception as e:  # a transport or protocol failure is a failed call
-                self._record(i, started, {"failure": f"{type(e).__name__}: {e}"[:300]})
+                failure = f"{type(e).__name__}: {e}"[:300]
+                self._record(i, started, {"failure": failure, "workspace": workspace})
                 await anyio.sleep(0.1)
 
     def _record(self, session: int, started: float, fields: dict[str, Any]) -> None:
@@ -239,11 +247,13 @@ class Server:
 
 @contextmanager
 def serve(
-    source: Path, store: str, log: Path, *more: str, env: dict[str, str] | None = None
+    source: Path | None, store: str, log: Path, *more: str, env: dict[str, str] | None = None
 ) -> Iterator[Server]:
-    """`docshelf serve SOURCE --http --port 0` on `store`, with the packaged model; yields once it
-    listens. Stopped with SIGTERM; raises when it does not stop cleanly."""
-    args = ["serve", str(source), "--store", store, "--http", "--port", "0", *more]
+    """`docshelf serve SOURCE --http --port 0` on `store` (no SOURCE: `more` names what to
+    serve, a manifest), with the packaged model; yields once it listens. Stopped with SIGTERM;
+    raises when it does not stop cleanly."""
+    sources = [] if source is None else [str(source)]
+    args = ["serve", *sources, "--store", store, "--http", "--port", "0", *more]
     with log.open("wb") as err:
         process = subprocess.Popen(
             [str(DOCSHELF), *args],
@@ -278,20 +288,27 @@ def _text(log: Path) -> str:
     return log.read_text(errors="replace")
 
 
-async def answered_ref(url: str, query: str = "release marker") -> str | None:
-    """The commit one call answers from, or None when it fails."""
+async def answered_ref(
+    url: str, query: str = "release marker", workspace: str | None = None
+) -> str | None:
+    """The commit one call answers from (of `workspace`, when named), or None when it fails."""
+    named = {"workspace": workspace} if workspace else {}
     async with Client(streamable_http_client(url), mode="legacy") as client:
-        result = await client.call_tool("docs_search", {"query": query, "top_k": 1, "repeat": True})
+        result = await client.call_tool(
+            "docs_search", {"query": query, "top_k": 1, "repeat": True, **named}
+        )
     if result.is_error or result.structured_content is None:
         return None
     ref = result.structured_content["ref"]
     return ref if isinstance(ref, str) else None
 
 
-async def wait_for_ref(url: str, commit: str, timeout: float = SYNC_TIMEOUT_SECONDS) -> None:
+async def wait_for_ref(
+    url: str, commit: str, timeout: float = SYNC_TIMEOUT_SECONDS, workspace: str | None = None
+) -> None:
     """Wait until the server answers from `commit` (its sync has indexed and promoted it)."""
     deadline = time.monotonic() + timeout
-    while await answered_ref(url) != commit:
+    while await answered_ref(url, workspace=workspace) != commit:
         if time.monotonic() > deadline:
             raise TimeoutError(f"the server did not answer from {commit} in {timeout:.0f} s")
         await anyio.sleep(0.25)
