@@ -639,6 +639,34 @@ def test_a_clone_url_is_indexed_and_the_next_sync_fetches_the_new_commit(
 # Which docs are read: those named, else those stored with the workspace's current ref
 
 
+def test_docs_read_ahead_are_taken_by_the_next_run_of_that_ref_and_its_selection(
+    store: Store, embedder: FakeEmbedder
+) -> None:
+    source = MemorySource("ws")
+    source.add("c1", {"docs/a.md": section_doc("Alpha", 2)})
+    source.add("c2", {"docs/a.md": section_doc("Alpha", 2), "docs/b.md": section_doc("Beta", 1)})
+    indexer = Indexer(store, embedder, source)
+    assert indexer.read_ahead("c1") is True
+    assert source.reads == ["c1"]
+    assert indexer.index("c1").chunks == 2
+    assert source.reads == ["c1"]  # taken, not read again
+    assert indexer.read_ahead("c1") is False  # indexed already with these docs: nothing read
+    assert indexer.read_ahead("c2") is True
+    other = Indexer(store, embedder, source)
+    assert other.index("c2").chunks == 3
+    assert source.reads == ["c1", "c2", "c2"]  # the other indexer read c2 itself
+    assert indexer.index("c2").already_indexed  # and this one's read-ahead is left unused
+    # A selection stored meanwhile (another run told other docs) is read afresh.
+    source.add("c3", {"docs/a.md": section_doc("Alpha", 3), "guides/g.md": section_doc("G", 1)})
+    assert indexer.read_ahead("c3") is True
+    told = MemorySource("ws", Selection(("guides",)))
+    told.add("c4", source.refs["c3"])
+    Indexer(store, embedder, told).index("c4")
+    source.reads.clear()
+    assert indexer.index("c3").files == 1  # guides only: the read-ahead's docs were not taken
+    assert source.reads == ["c3"]
+
+
 def test_a_source_with_no_docs_named_reads_those_its_current_ref_was_indexed_with(
     store: Store, embedder: FakeEmbedder
 ) -> None:

@@ -161,6 +161,31 @@ def test_every_workspace_is_indexed_with_one_embedder_and_a_failure_is_one_outco
             assert opened.ref_counts(name) == {opened.current(name): 1}
 
 
+def test_a_manifest_reads_the_next_workspaces_docs_while_one_indexes_and_each_once(
+    tmp_path: Path, one_model: list[FakeEmbedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = [f"team{i}" for i in range(5)]
+    for name in names:
+        repo(tmp_path / name, name)
+    reads: list[tuple[str, str]] = []
+    real = GitWorkspace.read_docs
+
+    def spied(self: GitWorkspace, ref: str, selection: Any = None) -> Any:
+        reads.append((self.name, threading.current_thread().name))
+        return real(self, ref, selection)
+
+    monkeypatch.setattr(GitWorkspace, "read_docs", spied)
+    entries = [ManifestEntry(str(tmp_path / n), n) for n in names]
+    config = Config(store=str(tmp_path / "org.sqlite3"), mirror_dir=str(tmp_path / "m"))
+    outcomes = index_manifest(config, entries, jobs=2)
+    assert [o.result is not None and o.result.chunks == 1 for o in outcomes] == [True] * 5
+    assert sorted(name for name, _ in reads) == names  # each workspace's docs read once
+    assert all(thread.startswith("docshelf-sync") for _, thread in reads)  # ahead, in the pool
+    again = index_manifest(config, entries, jobs=2)
+    assert all(o.result is not None and o.result.already_indexed for o in again)
+    assert len(reads) == 5  # nothing read ahead for commits already indexed
+
+
 def test_index_manifest_prints_each_workspace_and_a_summary_and_fails_when_one_failed(
     tmp_path: Path,
 ) -> None:

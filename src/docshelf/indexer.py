@@ -291,6 +291,9 @@ class Indexer:
         # its docs are: a settled ref (or one found indexed again) reports them without a read.
         self._reported: tuple[str, str, Layout] | None = None
         self._pins = PinKeeper(store, source.name, self._holder, pin_lease)
+        # A ref's docs read ahead (`read_ahead`), with the key of the selection they were read
+        # with: the next run of that ref takes them rather than reading them again.
+        self._read_ahead: tuple[str, str, Docs] | None = None
         # Why the last refresh failed (what it logged), None after one that succeeded.
         self.last_failure: str | None = None
 
@@ -394,7 +397,11 @@ class Indexer:
                         pruned, prune_error = self._promote(ref)
                         self._reported = (ref, key, layout)
                         return self._already(ref, started, layout, pruned, prune_error)
-                    docs = self._source.read_docs(ref, selection)
+                    ahead, self._read_ahead = self._read_ahead, None
+                    if ahead is not None and ahead[:2] == (ref, key):
+                        docs = ahead[2]
+                    else:
+                        docs = self._source.read_docs(ref, selection)
                     with _Vectors(self._embedder) as vectors:
                         firsts: dict[str, str] = {}
                         hashes, embedded, reused = self._vectors(
@@ -447,6 +454,25 @@ class Indexer:
         )
         report(Progress("done", result.files or 0, chunks, embedded, embedded, reused))
         return result
+
+    def read_ahead(self, ref: str) -> bool:
+        """Read `ref`'s docs now (git's objects, no store write, no lock), for the next `index`
+        of it to take: a manifest reads the next workspace while this one embeds. Not when the
+        ref is indexed already with the same docs; the run checks the selection again under its
+        lock and reads afresh when it changed. Whether it read.
+
+        Raises:
+            WorkspaceError: the docs cannot be read (the run would fail the same way).
+            StoreError: the store cannot be read.
+        """
+        selection = self._selection()
+        if (
+            self._store.has_chunks(self.workspace, ref)
+            and self._store.selection(self.workspace, ref) == selection.key
+        ):
+            return False
+        self._read_ahead = (ref, selection.key, self._source.read_docs(ref, selection))
+        return True
 
     def _selection(self) -> Selection:
         """The docs a run reads: those the caller named, else those the workspace's current ref

@@ -3,9 +3,10 @@ embedder (one model loaded for all), a failure reported and the rest carried on;
 serve --manifest` serves them, reading the manifest again at each sync round.
 
 Constraints:
-- Syncing (a clone URL's fetch, a commit resolved) waits on the network and git, embedding on
-  the one model: up to `jobs` workspaces sync at once while their commits are indexed one at a
-  time, in the manifest's order.
+- Syncing (a clone URL's fetch, a commit resolved) and reading a commit's docs wait on the
+  network and git, embedding on the one model: up to `jobs` workspaces ahead sync and read
+  their docs at once while the commits are indexed (chunked, embedded, written) one at a time,
+  in the manifest's order.
 - A workspace that fails (a source that is not there, a ref that does not resolve, an indexing
   error) is an outcome with its error; the previous ref of that workspace keeps serving. A store
   or an embedder that cannot be set up fails the whole run before any workspace.
@@ -16,6 +17,7 @@ Constraints:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
@@ -90,19 +92,29 @@ def index_manifest(
             ws = _opened(entry, config)
             indexer = Indexer(store, embedder, ws, batch_size=indexing_batch(config))
             try:
-                return indexer, indexer.sync(entry.ref)
+                ref = indexer.sync(entry.ref)
+                # Read its docs now, while an earlier workspace embeds; a failure here is
+                # the index's to report, in its own words.
+                with contextlib.suppress(DocshelfError):
+                    indexer.read_ahead(ref)
+                return indexer, ref
             except BaseException:
                 indexer.close()
                 raise
 
-        with ThreadPoolExecutor(max(1, min(jobs, MAX_JOBS)), "docshelf-sync") as pool:
+        ahead = max(1, min(jobs, MAX_JOBS))
+        with ThreadPoolExecutor(ahead, "docshelf-sync") as pool:
+            # At most `ahead` workspaces synced (and read) before their turn: memory holds the
+            # docs of a few, however long the manifest.
             futures: list[Future[tuple[Indexer, str]]] = [
-                pool.submit(synced, entry) for entry in entries
+                pool.submit(synced, entry) for entry in entries[:ahead]
             ]
             try:
-                for entry, future in zip(entries, futures, strict=True):
-                    outcome = _indexed(entry, future)
+                for n, entry in enumerate(entries):
+                    outcome = _indexed(entry, futures[n])
                     outcomes.append(outcome)
+                    if n + ahead < len(entries):
+                        futures.append(pool.submit(synced, entries[n + ahead]))
                     if report is not None:
                         report(outcome)
             finally:  # a bug or an interrupt: the syncs not indexed release their pins
