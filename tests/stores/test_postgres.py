@@ -22,6 +22,7 @@ from docshelf.config import DEFAULT_EF_SEARCH
 from docshelf.errors import ConfigError, StoreError
 from docshelf.rows import ChunkRow, FileRow, Vector
 from docshelf.stores import postgres as postgres_module
+from docshelf.stores import postgres_many
 from docshelf.stores.migrations import migrations
 from docshelf.stores.postgres import (
     EXACT_SEARCH_IN_PATHS_SQL,
@@ -188,6 +189,39 @@ def test_processes_creating_a_new_store_at_once_all_succeed(
     assert meta == [("model_id", MODEL), ("terms", TERMS_VERSION)]
 
 
+@pytest.fixture
+def walks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every search walks the HNSW index first, however small its ref: these tests' refs are
+    hundreds of rows, and a ref below EXACT_MAX_CHUNKS is otherwise ranked exactly at once."""
+    monkeypatch.setattr(postgres_many, "EXACT_MAX_CHUNKS", 0)
+    monkeypatch.setattr(postgres_many, "HNSW_MIN_SHARE", 0.0)
+
+
+def test_a_ref_that_is_a_small_share_of_the_table_is_ranked_exactly_without_a_walk(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    query = unit(1)
+    store.replace_doc_chunks("ws", "big", chunk_rows([near(query, i, 0.3) for i in range(300)]))
+    store.replace_doc_chunks("ws", "small", chunk_rows([unit(2000 + i) for i in range(30)]))
+    monkeypatch.setattr(postgres_many, "EXACT_MAX_CHUNKS", 100)  # big is large, small is not
+    ran: list[str] = []
+    real = psycopg.Cursor.execute
+
+    def seen(cursor: Any, query_sql: Any, *args: Any, **kwargs: Any) -> Any:
+        ran.append(str(query_sql))
+        return real(cursor, query_sql, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", seen)
+    hits = store.search("ws", "small", query, 5)
+    assert SEARCH_SQL not in ran and EXACT_SEARCH_SQL in ran
+    ran.clear()
+    assert len(store.search("ws", "big", query, 5)) == 5
+    assert SEARCH_SQL in ran  # most of the table, past the bound: the walk
+    monkeypatch.setattr(psycopg.Cursor, "execute", real)
+    exact = sorted((float(unit(2000 + i) @ query), i) for i in range(30))[::-1][:5]
+    assert [h.chunk for h in hits] == [i for _, i in exact]
+
+
 def test_a_small_ref_far_from_the_query_returns_all_of_its_chunks(store: PostgresStore) -> None:
     query = unit(1)
     store.replace_doc_chunks("ws", "a", chunk_rows([near(query, i, 0.3) for i in range(500)]))
@@ -200,7 +234,7 @@ def test_a_small_ref_far_from_the_query_returns_all_of_its_chunks(store: Postgre
 
 
 def test_a_ref_crowded_out_of_the_hnsw_candidates_is_searched_exactly(
-    store: PostgresStore, sql: psycopg.Connection[TupleRow]
+    store: PostgresStore, sql: psycopg.Connection[TupleRow], walks: None
 ) -> None:
     # Two refs of one size, so that the planner walks the HNSW index for either (a small ref is
     # read through the (workspace, ref) index instead, which is exact anyway): a's chunks lie
@@ -241,7 +275,7 @@ def test_two_writers_of_one_ref_leave_the_rows_of_one_of_them(store: PostgresSto
 
 
 def test_k_above_ef_search_still_returns_k_chunks(
-    postgres_url: str, sql: psycopg.Connection[TupleRow]
+    postgres_url: str, sql: psycopg.Connection[TupleRow], walks: None
 ) -> None:
     with PostgresStore.open(postgres_url, model_id=MODEL, dim=DIM, ef_search=10) as store:
         store.replace_doc_chunks("ws", "r", chunk_rows([unit(i) for i in range(600)]))
@@ -507,7 +541,7 @@ def test_the_server_drops_the_workspace_lock_when_its_session_dies(
 
 
 def test_a_subset_crowded_out_of_the_hnsw_candidates_is_searched_exactly(
-    store: PostgresStore, sql: psycopg.Connection[TupleRow]
+    store: PostgresStore, sql: psycopg.Connection[TupleRow], walks: None
 ) -> None:
     # One ref, two paths of one size: a.md's chunks around the query, b.md's on the other side
     # of the sphere. The planner walks the HNSW index for the subset b.md, and every candidate

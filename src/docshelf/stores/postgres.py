@@ -599,8 +599,9 @@ class PostgresStore(PooledConnections, Store):
         k: int,
         paths: Collection[str] | None = None,
     ) -> list[StoredHit]:
-        """An HNSW search, answered exactly over the ref (or the subset) when pgvector's
-        filtered walk comes back short."""
+        """An exact search of a ref of at most EXACT_MAX_CHUNKS chunks or less than half the
+        table; else an HNSW search, answered exactly over the ref (or the subset) when
+        pgvector's filtered walk comes back short."""
         query = query_vector(vector, location=self.location, model_id=self.model_id, dim=self.dim)
         if k < 1 or (paths is not None and not paths):
             return []
@@ -612,6 +613,10 @@ class PostgresStore(PooledConnections, Store):
             exact = EXACT_SEARCH_IN_PATHS_SQL
 
         def nearest(conn: Connection) -> list[TupleRow]:
+            # A ref that is a small share of the table (one workspace of many) is ranked
+            # exactly at once: the walk would come back with none of its rows.
+            if not postgres_many.walk_worth(conn, [(workspace, ref)]):
+                return conn.execute(exact, params).fetchall()
             rows = conn.execute(search, params).fetchall()
             # pgvector 0.6 has no iterative index scans: the HNSW walk yields at most
             # hnsw.ef_search candidates from the whole table, and only then are other refs'

@@ -100,10 +100,8 @@ def search_refs(
 ) -> list[StoredHit]:
     """The k nearest chunks of the union of `scopes` (see the module's docstring)."""
     params = {**scope_params(scopes), "vector": query, "k": k}
-    whole = {"ws": [w for w, _, _ in scopes], "refs": [r for _, r, _ in scopes]}
-    union, table = (int(n) for n in conn.execute(_SIZES_SQL, whole).fetchone() or (0, 0))
     rows: list[TupleRow] = []
-    if union > EXACT_MAX_CHUNKS and union >= HNSW_MIN_SHARE * table:
+    if walk_worth(conn, [(w, r) for w, r, _ in scopes]):
         rows = conn.execute(HNSW_SQL, params).fetchall()
         if len(rows) < k:
             held = int((conn.execute(_COUNT_UP_TO_K_SQL, params).fetchone() or (0,))[0])
@@ -117,6 +115,14 @@ def search_refs(
     ]
     hits.sort(key=lambda h: (-h.score, h.workspace, h.path, h.chunk))
     return hits
+
+
+def walk_worth(conn: Connection, refs: Sequence[tuple[str, str]]) -> bool:
+    """Whether the union of `refs` is large enough, and enough of the table, that the shared
+    HNSW index should be walked for it rather than its rows ranked exactly."""
+    whole = {"ws": [w for w, _ in refs], "refs": [r for _, r in refs]}
+    union, table = (int(n) for n in conn.execute(_SIZES_SQL, whole).fetchone() or (0, 0))
+    return union > EXACT_MAX_CHUNKS and union >= HNSW_MIN_SHARE * table
 
 
 def file_titles_refs(
