@@ -552,6 +552,55 @@ def leaves(e: BaseException) -> str:
 
 
 @dataclass(slots=True)
+class Exactness:
+    """PostgreSQL's HNSW walk against exact search over every workspace: the recall of the
+    vector candidates (search depth 60), and how many answers (the fused top 5) are the same."""
+
+    recall: float
+    same_answers: int
+    questions: int
+
+
+def exactness(location: str, asked: Sequence[str]) -> Exactness:
+    """Each question over every workspace's current ref, once with the shared HNSW index walked
+    and once ranked exactly (postgres_many's bounds forced either way), in this process with the
+    packaged model."""
+    from docshelf import app  # noqa: PLC0415 - the model loads only for this step
+    from docshelf.config import Config  # noqa: PLC0415
+    from docshelf.stores import postgres_many  # noqa: PLC0415
+
+    bounds = (postgres_many.EXACT_MAX_CHUNKS, postgres_many.HNSW_MIN_SHARE)
+    found = 0
+    wanted = 0
+    same = 0
+    with app.open_service(Config(store=location)) as service:
+        assert service.embedder is not None
+        store = service.store
+        currents = store.currents([s.name for s in service.served])
+        scopes = [(name, ref, None) for name, ref in currents.items()]
+        try:
+            for question in asked:
+                vector = service.embedder.embed([question])[0]
+                postgres_many.EXACT_MAX_CHUNKS, postgres_many.HNSW_MIN_SHARE = 0, 0.0
+                walked = store.search_refs(scopes, vector, 60)
+                walked_answer = service.search(question, 5)
+                postgres_many.EXACT_MAX_CHUNKS = 10**12
+                exact = store.search_refs(scopes, vector, 60)
+                exact_answer = service.search(question, 5)
+                keys = {(h.workspace, h.path, h.chunk) for h in exact}
+                found += sum((h.workspace, h.path, h.chunk) in keys for h in walked)
+                wanted += len(keys)
+
+                def places(answer: Any) -> list[tuple[str, str, int, int]]:
+                    return [(h.workspace, h.path, h.start_line, h.end_line) for h in answer.hits]
+
+                same += places(walked_answer) == places(exact_answer)
+        finally:
+            postgres_many.EXACT_MAX_CHUNKS, postgres_many.HNSW_MIN_SHARE = bounds
+    return Exactness(found / wanted if wanted else 1.0, same, len(asked))
+
+
+@dataclass(slots=True)
 class Row:
     store: str
     workspaces: int
@@ -561,6 +610,7 @@ class Row:
     one_more: IndexRun
     size_mib: float
     searched: list[Searched]
+    exact: Exactness | None = None
 
 
 def measure(
@@ -596,12 +646,16 @@ def measure(
             if server.src is None:
                 raise
             print(f"  baseline failed: {e}", file=sys.stderr)
+    exact = None
+    if kind == "postgres":
+        print("  HNSW against exact search ...", file=sys.stderr)
+        exact = exactness(location, asked)
     plus = write_manifest(out / f"org-{n}-plus-one.toml", [*repos, extra])
     print(f"  one more repository: docshelf index --manifest {plus} ...", file=sys.stderr)
     one_more = index_manifest(plus, location, args.jobs, out / f"index-{kind}-{n}-plus-one.log")
     if one_more.indexed != 1:
         raise SystemExit(f"{plus}: {one_more.indexed} workspaces indexed, not 1")
-    return Row(kind, n, index.files, chunks, index, one_more, size, searched)
+    return Row(kind, n, index.files, chunks, index, one_more, size, searched, exact)
 
 
 def percentile_ms(seconds: Sequence[float], q: float) -> str:
@@ -677,6 +731,12 @@ def report(rows: Sequence[Row], args: argparse.Namespace, load: tuple[float, ...
             f"{r.index.reused} reused; one more repository: {r.one_more.embedded} embedded, "
             f"{r.one_more.reused} reused, peak {r.one_more.peak_mib:.0f} MiB"
         )
+        if r.exact is not None:
+            print(
+                f"  - HNSW walk against exact search over all workspaces: recall of the 60 "
+                f"vector candidates {r.exact.recall:.4f}; the fused top 5 the same for "
+                f"{r.exact.same_answers} of {r.exact.questions} questions"
+            )
         for s in r.searched:
             print(
                 f"  - {s.server}: docs_search mean "
