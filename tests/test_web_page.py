@@ -21,6 +21,9 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
+from docshelf.config import NO_MODEL_DIM, NO_MODEL_ID
+from docshelf.rows import ChunkRow, FileRow
+from docshelf.stores import open_store
 from tests.support.browser import chromium, wait
 from tests.support.gitrepo import Repo, write_shop_docs
 from tests.support.serving import http_serve
@@ -454,3 +457,35 @@ def test_several_workspaces_are_searched_together_or_one_chosen_in_the_page(
                 == ["Draft notes", "Open questions"]
             )
         )
+
+
+def test_the_outline_of_many_workspaces_pages_through_them(
+    browser: webdriver.Chrome, tmp_path: Path
+) -> None:
+    location = str(tmp_path / "org.sqlite3")
+    with open_store(location, model_id=NO_MODEL_ID, dim=NO_MODEL_DIM) as made:
+        for team in range(60):
+            text = f"# Team {team:02d}\n\nTeam {team:02d} owns its runbook.\n"
+            row = ChunkRow("docs/team.md", 0, f"Team {team:02d}", text, 1, 3, f"h{team}", None)
+            made.replace_doc_chunks(
+                f"team{team:02d}",
+                f"{team:040x}",
+                [row],
+                [FileRow("docs/team.md", text, f"t{team}", 3)],
+            )
+            made.set_current(f"team{team:02d}", f"{team:040x}")
+    args = ["serve", "--store", location, "--embedder", "none"]
+    with http_serve(args, tmp_path / "serve.log") as (url, _):
+        base = url.removesuffix("/mcp")
+        browser.get(f"{base}/?view=outline")
+        wait(browser).until(lambda d: len(texts(d, "#outline-view .path")) == 50)
+        assert texts(browser, "#outline-view .path")[0] == "team00"
+        assert "60 workspaces, page 1 of 2" in shown(browser, "#workspace-pages").text
+        browser.find_element(By.LINK_TEXT, "next").click()
+        wait(browser).until(
+            lambda d: texts(d, "#outline-view .path") == [f"team{t}" for t in range(50, 60)]
+        )
+        assert "page=2" in browser.current_url
+        assert "page 2 of 2" in shown(browser, "#workspace-pages").text
+        browser.find_element(By.LINK_TEXT, "previous").click()
+        wait(browser).until(lambda d: texts(d, "#outline-view .path")[:1] == ["team00"])
