@@ -569,7 +569,7 @@ def exactness(location: str, asked: Sequence[str]) -> Exactness:
     from docshelf.config import Config  # noqa: PLC0415
     from docshelf.stores import postgres_many  # noqa: PLC0415
 
-    bounds = (postgres_many.EXACT_MAX_CHUNKS, postgres_many.HNSW_MIN_SHARE)
+    bound = postgres_many.EXACT_MAX_CHUNKS
     found = 0
     wanted = 0
     same = 0
@@ -581,7 +581,7 @@ def exactness(location: str, asked: Sequence[str]) -> Exactness:
         try:
             for question in asked:
                 vector = service.embedder.embed([question])[0]
-                postgres_many.EXACT_MAX_CHUNKS, postgres_many.HNSW_MIN_SHARE = 0, 0.0
+                postgres_many.EXACT_MAX_CHUNKS = 0
                 walked = store.search_refs(scopes, vector, 60)
                 walked_answer = service.search(question, 5)
                 postgres_many.EXACT_MAX_CHUNKS = 10**12
@@ -596,7 +596,7 @@ def exactness(location: str, asked: Sequence[str]) -> Exactness:
 
                 same += places(walked_answer) == places(exact_answer)
         finally:
-            postgres_many.EXACT_MAX_CHUNKS, postgres_many.HNSW_MIN_SHARE = bounds
+            postgres_many.EXACT_MAX_CHUNKS = bound
     return Exactness(found / wanted if wanted else 1.0, same, len(asked))
 
 

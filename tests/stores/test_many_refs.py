@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+import psycopg
 import pytest
 
 from docshelf.rows import ChunkRow, FileRow, StoredHit
@@ -112,20 +113,36 @@ def test_postgres_walks_the_shared_index_for_most_of_the_table_and_ranks_exactly
                     walked.append(True)
                 return self.conn.execute(sql, params)
 
-        def spied(conn: Any, scopes: Any, query: Any, k: int) -> Any:
+        def spied(conn: Any, scopes: Any, query: Any, k: int, ef_search: int) -> Any:
             walked.append(False)
-            return real(Seen(conn), scopes, query, k)
+            return real(Seen(conn), scopes, query, k, ef_search)
 
         # The whole organisation holds 250 rows: "large" here is anything above 10.
         monkeypatch.setattr(postgres_many, "EXACT_MAX_CHUNKS", 10)
         monkeypatch.setattr(postgres_many, "search_refs", spied)
-        for scopes, walks in ((everyone, True), (one, False)):
+        # k 10 over everyone walks; k 60 over one team (43 of 487 rows) would need a list of
+        # 1,360: ranked exactly.
+        for scopes, k, walks in ((everyone, 10, True), (one, 60, False)):
             for seed in range(5):
                 walked.clear()
                 query = unit(7000 + seed)
-                got = store.search_refs(scopes, query, 10)
-                assert places(got) == places(merged(store, scopes, query, 10))
+                got = store.search_refs(scopes, query, k)
+                assert places(got) == places(merged(store, scopes, query, k))
                 assert walked == [False, True] if walks else walked == [False]
+        # The walk's candidate list is twice k over the union's share of the table (487 rows:
+        # 240 old, 247 new), at least the configured 200, and at most pgvector's 1,000; past that
+        # the union is ranked exactly.
+        with psycopg.connect(postgres_url) as conn:
+            pairs = [(w, r) for w, r, _ in everyone]  # 247 of 487
+            assert postgres_many.walk_ef(conn, pairs, 10, 200) == 200
+            assert postgres_many.walk_ef(conn, pairs, 100, 200) == 395  # 2 * 100 * 487 / 247
+            team = [("team3", "new")]  # 43 of 487
+            assert postgres_many.walk_ef(conn, team, 10, 200) == 227
+            assert postgres_many.walk_ef(conn, team, 60, 200) is None  # 1,360 > 1,000
+        # A walk with a longer list gives the connection back at the configured one.
+        assert len(store.search_refs(one, unit(3), 10)) == 10  # walked with 227
+        shown = store._read("ef", lambda c: c.execute("SHOW hnsw.ef_search").fetchone())
+        assert shown is not None and shown[0] == str(store.ef_search)
 
 
 def test_a_text_search_of_one_ref_is_what_search_text_answers(store: Store) -> None:

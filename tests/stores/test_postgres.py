@@ -192,9 +192,8 @@ def test_processes_creating_a_new_store_at_once_all_succeed(
 @pytest.fixture
 def walks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every search walks the HNSW index first, however small its ref: these tests' refs are
-    hundreds of rows, and a ref below EXACT_MAX_CHUNKS is otherwise ranked exactly at once."""
+    hundreds of rows, and a ref of at most EXACT_MAX_CHUNKS is otherwise ranked exactly."""
     monkeypatch.setattr(postgres_many, "EXACT_MAX_CHUNKS", 0)
-    monkeypatch.setattr(postgres_many, "HNSW_MIN_SHARE", 0.0)
 
 
 def test_a_ref_that_is_a_small_share_of_the_table_is_ranked_exactly_without_a_walk(

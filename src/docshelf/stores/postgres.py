@@ -599,9 +599,9 @@ class PostgresStore(PooledConnections, Store):
         k: int,
         paths: Collection[str] | None = None,
     ) -> list[StoredHit]:
-        """An exact search of a ref of at most EXACT_MAX_CHUNKS chunks or less than half the
-        table; else an HNSW search, answered exactly over the ref (or the subset) when
-        pgvector's filtered walk comes back short."""
+        """An exact search of a small ref, or of one too small a share of the table; else an
+        HNSW search with a candidate list sized to its share (postgres_many.walk_ef), answered
+        exactly over the ref (or the subset) when pgvector's filtered walk comes back short."""
         query = query_vector(vector, location=self.location, model_id=self.model_id, dim=self.dim)
         if k < 1 or (paths is not None and not paths):
             return []
@@ -613,11 +613,13 @@ class PostgresStore(PooledConnections, Store):
             exact = EXACT_SEARCH_IN_PATHS_SQL
 
         def nearest(conn: Connection) -> list[TupleRow]:
-            # A ref that is a small share of the table (one workspace of many) is ranked
-            # exactly at once: the walk would come back with none of its rows.
-            if not postgres_many.walk_worth(conn, [(workspace, ref)]):
+            # A small ref, or one too small a share of the table (one workspace of many), is
+            # ranked exactly at once: the walk would come back with none of its rows.
+            ef = postgres_many.walk_ef(conn, [(workspace, ref)], k, self.ef_search)
+            if ef is None:
                 return conn.execute(exact, params).fetchall()
-            rows = conn.execute(search, params).fetchall()
+            with postgres_many.walking(conn, ef, self.ef_search):
+                rows = conn.execute(search, params).fetchall()
             # pgvector 0.6 has no iterative index scans: the HNSW walk yields at most
             # hnsw.ef_search candidates from the whole table, and only then are other refs'
             # rows (and the ref's rows of other paths) filtered out. When those crowd the
@@ -668,7 +670,7 @@ class PostgresStore(PooledConnections, Store):
             return []
         return self._read(
             f"searching {len(kept)} refs by vector",
-            lambda conn: postgres_many.search_refs(conn, kept, query, k),
+            lambda conn: postgres_many.search_refs(conn, kept, query, k, self.ef_search),
         )
 
     def search_text_refs(self, scopes: Sequence[RefScope], query: str, k: int) -> list[StoredHit]:

@@ -1,21 +1,24 @@
 """The PostgreSQL store's reads over many refs at once (a search over many workspaces): each is
 one statement, or two, however many refs it covers.
 
-The vector path:
-- A union of refs that is a small share of the table (one workspace among a thousand) is
-  ranked exactly, through the (workspace, ref, path) index: pgvector 0.6 has no iterative index
-  scan, so an HNSW walk would yield hnsw.ef_search candidates of which few, or none, are of
-  those refs. Exact over a few thousand rows takes milliseconds.
-- A union that is most of the table (every workspace's current ref) walks the shared HNSW index,
-  filtered by a semi-join with the union; when the walk comes back short, the union is ranked
-  exactly, as a search of one ref does.
-The shares come from docs_ref_stats (chunks per ref), one statement before the search.
+The vector path (`walk_ef`), for one ref as for a union of them:
+- A union of at most EXACT_MAX_CHUNKS chunks (one workspace among a thousand) is ranked exactly,
+  through the (workspace, ref, path) index: milliseconds.
+- A larger one walks the shared HNSW index, filtered to the union. pgvector 0.6 has no
+  iterative index scan: a walk yields hnsw.ef_search candidates of the whole table, and the
+  filter keeps the union's share of them. So the walk's list is sized to the share, WALK_MARGIN
+  times k over the share (never below the configured ef_search), and a union too small a share
+  for pgvector's largest list (1,000) is ranked exactly. When the walk still comes back short,
+  the union is ranked exactly, as a search of one ref does.
+The sizes come from docs_ref_stats (chunks per ref), one statement before the search.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Collection, Sequence
+import math
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 import psycopg
@@ -27,11 +30,14 @@ from docshelf.stores.contract import RefScope
 
 Connection = psycopg.Connection[TupleRow]
 
-# A union of refs of at most this many chunks, or this share of the store's, is ranked exactly:
-# the HNSW walk yields hnsw.ef_search candidates of the whole table, so a filter that keeps
-# less than about a third of them comes back short.
-EXACT_MAX_CHUNKS = 50_000
-HNSW_MIN_SHARE = 0.5
+# A union of refs of at most this many chunks is ranked exactly: about 10 ms on two cores, where
+# exact over 42,000 took 70 ms (bench/org.py, 100 workspaces).
+EXACT_MAX_CHUNKS = 5_000
+
+# A walk's candidate list is this many times k over the union's share of the table, so that the
+# filter leaves k with room to spare; past pgvector's largest list the union is ranked exactly.
+WALK_MARGIN = 2.0
+MAX_EF_SEARCH = 1000
 
 # The scopes of a statement: (workspace, ref) pairs as two arrays, and (workspace, ref, path)
 # triples for the scopes that rank some paths only.
@@ -96,13 +102,15 @@ def indexed_refs(conn: Connection, refs: Collection[tuple[str, str]]) -> set[tup
 
 
 def search_refs(
-    conn: Connection, scopes: Sequence[RefScope], query: Vector, k: int
+    conn: Connection, scopes: Sequence[RefScope], query: Vector, k: int, ef_search: int
 ) -> list[StoredHit]:
     """The k nearest chunks of the union of `scopes` (see the module's docstring)."""
     params = {**scope_params(scopes), "vector": query, "k": k}
     rows: list[TupleRow] = []
-    if walk_worth(conn, [(w, r) for w, r, _ in scopes]):
-        rows = conn.execute(HNSW_SQL, params).fetchall()
+    ef = walk_ef(conn, [(w, r) for w, r, _ in scopes], k, ef_search)
+    if ef is not None:
+        with walking(conn, ef, ef_search):
+            rows = conn.execute(HNSW_SQL, params).fetchall()
         if len(rows) < k:
             held = int((conn.execute(_COUNT_UP_TO_K_SQL, params).fetchone() or (0,))[0])
             if held > len(rows):
@@ -117,12 +125,33 @@ def search_refs(
     return hits
 
 
-def walk_worth(conn: Connection, refs: Sequence[tuple[str, str]]) -> bool:
-    """Whether the union of `refs` is large enough, and enough of the table, that the shared
-    HNSW index should be walked for it rather than its rows ranked exactly."""
+def walk_ef(
+    conn: Connection, refs: Sequence[tuple[str, str]], k: int, ef_search: int
+) -> int | None:
+    """The candidate list to walk the shared HNSW index with for the union of `refs` (at least
+    `ef_search`, the configured one), or None when the union is ranked exactly: small, or too
+    small a share of the table for a list pgvector allows."""
     whole = {"ws": [w for w, _ in refs], "refs": [r for _, r in refs]}
     union, table = (int(n) for n in conn.execute(_SIZES_SQL, whole).fetchone() or (0, 0))
-    return union > EXACT_MAX_CHUNKS and union >= HNSW_MIN_SHARE * table
+    if union <= EXACT_MAX_CHUNKS or not table:
+        return None
+    needed = math.ceil(WALK_MARGIN * k * table / union)
+    return None if needed > MAX_EF_SEARCH else max(ef_search, needed)
+
+
+@contextlib.contextmanager
+def walking(conn: Connection, ef: int, ef_search: int) -> Iterator[None]:
+    """hnsw.ef_search at `ef` for the statements inside, then back at the pool's `ef_search`."""
+    if ef == ef_search:
+        yield
+        return
+    conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(ef),))
+    try:
+        yield
+    finally:
+        # On a connection that broke meanwhile the pool drops it; the search's error stands.
+        with contextlib.suppress(psycopg.Error):
+            conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(ef_search),))
 
 
 def file_titles_refs(
