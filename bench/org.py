@@ -61,6 +61,11 @@ Method, for each store and size N:
 
 from __future__ import annotations
 
+# pickle probes for Jython with `from org.python.core import ...`, and a script run from bench/
+# has this folder on sys.path: imported as `org`, this file must fail as a missing module would.
+if __name__ != "__main__":
+    raise ImportError("bench/org.py is a script, not the module org")
+
 import argparse
 import contextlib
 import fcntl
