@@ -61,7 +61,10 @@ def test_every_answer_comes_whole_from_one_commit_while_syncs_promote_new_ones(
         logged = server.logged()
     wrong = [(a, why) for a in load.answers if (why := problem(a, repo.releases)) is not None]
     assert not wrong, f"{len(wrong)} of {len(load.answers)} answers wrong, e.g. {wrong[:5]}"
-    assert load.refs() == list(repo.releases)  # each release answered from, in order
+    assert set(load.refs()) == set(repo.releases)  # each release answered from
+    # In order within each session, whose calls follow one another (across sessions, a call
+    # that started first may read the current ref after one that started later).
+    in_order(load, repo.releases)
     assert {a.session for a in load.answers} == set(range(SESSIONS))
     indexed = [line.split()[3][:12] for line in logged.splitlines() if " INFO indexed " in line]
     assert indexed == [c[:12] for c in repo.releases], logged
@@ -118,11 +121,17 @@ def test_a_manifest_of_several_repositories_answers_each_whole_from_one_commit_u
     for answer in load.answers:  # each from the workspace asked, and a commit of its repository
         assert set(answer.answered_by) == {answer.workspace}
         assert answer.ref in teams[answer.workspace or ""].releases
+    in_order(load, releases)
     for name, repo in teams.items():
-        refs = list(dict.fromkeys(a.ref for a in load.answers if a.workspace == name))
-        assert refs == list(repo.releases)[-len(refs) :]  # in order, up to the last
-        assert refs[-1] == repo.latest()
+        assert repo.latest() in {a.ref for a in load.answers if a.workspace == name}
     assert "ERROR" not in logged and "Traceback" not in logged, logged
     with open_store(location, model_id=None, dim=None) as store:
         for name, repo in teams.items():
             assert list(store.ref_counts(name)) == [repo.latest()]  # pruned under load
+
+
+def in_order(load: Load, releases: dict[str, int]) -> None:
+    """Each session answered from releases in the order they were made."""
+    for session in range(load.sessions):
+        seen = [releases[a.ref] for a in load.answers if a.session == session and a.ref]
+        assert seen == sorted(seen), (session, seen)
