@@ -52,13 +52,22 @@ def check_line(value: object, argument: str) -> int | None:
     """
     if value is None:
         return None
-    bound = f"{term(argument)} must be a whole number from 1 to {MAX_LINE_NUMBER}"
+    return _from_one(value, term(argument), MAX_LINE_NUMBER)
+
+
+def _from_one(value: object, name: str, high: int) -> int:
+    """`value` as a whole number from 1 to `high` (12.0 counts; 12.5, "12", true do not).
+
+    Raises:
+        ConfigError: anything else, with the bound.
+    """
+    bound = f"{name} must be a whole number from 1 to {high}"
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ConfigError(f"{bound}; got {shown_value(value)}")
     if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
         raise ConfigError(f"{bound}; got {value!r}")
     number = int(value)
-    if not 1 <= number <= MAX_LINE_NUMBER:
+    if not 1 <= number <= high:
         raise ConfigError(f"{bound}; got {shown_int(number)}")
     return number
 
@@ -293,14 +302,4 @@ def check_page(value: object, pages: int) -> int:
     Raises:
         ConfigError: anything else, with the bound.
     """
-    if value is None:
-        return 1
-    bound = f"{term('page')} must be a whole number from 1 to {pages}"
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(f"{bound}; got {shown_value(value)}")
-    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
-        raise ConfigError(f"{bound}; got {value!r}")
-    number = int(value)
-    if not 1 <= number <= pages:
-        raise ConfigError(f"{bound}; got {shown_int(number)}")
-    return number
+    return 1 if value is None else _from_one(value, term("page"), pages)
