@@ -89,18 +89,13 @@ class TermList:
         )
 
 
-def joined(parts: Sequence[TermList]) -> TermList:
-    """The lists of one term in several refs as one (chunk ids are unique across refs), ids
-    ascending: a search over several refs scores their union as one corpus."""
-    if len(parts) == 1:
-        return parts[0]
-    ids = np.concatenate([p.ids for p in parts])
-    order = np.argsort(ids, kind="stable")
-    return TermList(
-        ids[order],
-        np.concatenate([p.tfs for p in parts])[order],
-        np.concatenate([p.lengths for p in parts])[order],
-    )
+def joined(blobs: Sequence[tuple[bytes, bytes, bytes]]) -> TermList:
+    """The lists of one term in several refs (each as its three blobs) as one: chunk ids are
+    unique across refs, so a search over several refs scores their union as one corpus. The ids
+    ascend within each ref's part only, which scoring does not need; the blobs are joined before
+    they are decoded, one array each however many refs."""
+    ids, tfs, lengths = zip(*blobs, strict=True) if blobs else ((), (), ())
+    return TermList.of_blobs(b"".join(ids), b"".join(tfs), b"".join(lengths))
 
 
 @dataclass(frozen=True, slots=True)

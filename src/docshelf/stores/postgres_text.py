@@ -183,7 +183,7 @@ def search_text_refs(
     chunks = sum(n for n, _ in totals.values())
     length = sum(size for _, size in totals.values())
     held: dict[str, int] = {}
-    parts: dict[str, list[TermList]] = {}
+    parts: dict[str, list[tuple[bytes, bytes, bytes]]] = {}
     partial: set[str] = set()
     for _, _, _, _, term, n, ids, tfs, lengths in found:
         if term is None:
@@ -192,8 +192,8 @@ def search_text_refs(
         if ids is None:
             partial.add(term)
         else:
-            parts.setdefault(term, []).append(TermList.of_blobs(ids, tfs, lengths))
-    known = {t: bm25.joined(lists) for t, lists in parts.items() if t not in partial}
+            parts.setdefault(term, []).append((ids, tfs, lengths))
+    known = {t: bm25.joined(blobs) for t, blobs in parts.items() if t not in partial}
     among = None
     if any(paths is not None for _, _, paths in scopes):
         among = np.array(
@@ -206,10 +206,10 @@ def search_text_refs(
 
     def read(terms: list[str]) -> list[tuple[str, TermList]]:
         rows = conn.execute(_READ_LISTS_OF_MANY_SQL, {**refs, "terms": terms}).fetchall()
-        lists: dict[str, list[TermList]] = {}
-        for term, *blobs in rows:
-            lists.setdefault(term, []).append(TermList.of_blobs(*blobs))
-        return [(term, bm25.joined(parts)) for term, parts in lists.items()]
+        lists: dict[str, list[tuple[bytes, bytes, bytes]]] = {}
+        for term, ids, tfs, lengths in rows:
+            lists.setdefault(term, []).append((ids, tfs, lengths))
+        return [(term, bm25.joined(blobs)) for term, blobs in lists.items()]
 
     ids, scores = bm25.ranked(asked, held, chunks, length, k, read, among, known)
 

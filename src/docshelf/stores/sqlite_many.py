@@ -153,10 +153,10 @@ def search_text_refs(
             "WHERE t.term IN (SELECT value FROM json_each(?))",
             (refs, json.dumps(wanted, ensure_ascii=False)),
         )
-        lists: dict[str, list[TermList]] = {}
-        for term, *blobs in rows:
-            lists.setdefault(str(term), []).append(TermList.of_blobs(*blobs))
-        return ((term, bm25.joined(parts)) for term, parts in lists.items())
+        lists: dict[str, list[tuple[bytes, bytes, bytes]]] = {}
+        for term, ids, tfs, lengths in rows:
+            lists.setdefault(str(term), []).append((ids, tfs, lengths))
+        return ((term, bm25.joined(blobs)) for term, blobs in lists.items())
 
     ids, scores = bm25.ranked(asked, held, chunks, length, k, read, among)
 
