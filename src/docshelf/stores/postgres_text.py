@@ -146,19 +146,19 @@ def search_text(
     return bm25.hits(ids, scores, k, rows_of)
 
 
-# The totals of each of several refs, and the counts and (where rare in that ref) lists of the
-# asked terms in each: one round trip. A ref holding none of the terms still gives its totals.
+# The totals of each of several refs, and how many of its chunks hold each asked term: counts
+# only (a list is rare or common in the union, not in one ref, so the lists worth reading are
+# chosen after the counts are summed). A ref holding none of the terms still gives its totals.
 _COUNTS_OF_MANY_SQL = (
-    "SELECT s.workspace, s.ref, s.chunks, s.length, l.term, l.chunks, "
-    "CASE WHEN 2 * l.chunks < s.chunks THEN l.ids END, "
-    "CASE WHEN 2 * l.chunks < s.chunks THEN l.tfs END, "
-    "CASE WHEN 2 * l.chunks < s.chunks THEN l.lengths END "
+    "SELECT s.workspace, s.ref, s.chunks, s.length, l.term, l.chunks "
     "FROM unnest(%(ws)s::text[], %(refs)s::text[]) AS r(workspace, ref) "
     "JOIN docs_ref_stats AS s ON s.workspace = r.workspace AND s.ref = r.ref "
-    "LEFT JOIN LATERAL (SELECT term, chunks, ids, tfs, lengths FROM docs_term_lists AS t "
+    "LEFT JOIN LATERAL (SELECT term, chunks FROM docs_term_lists AS t "
     "WHERE t.workspace = s.workspace AND t.ref = s.ref AND t.term = ANY(%(terms)s::text[])) "
     "AS l ON true"
 )
+# The lists of some terms in each of several refs. A join: the planner looks each ref's terms
+# up through the primary key (a LATERAL of every ref and term was 20x slower at 288 refs).
 _READ_LISTS_OF_MANY_SQL = (
     "SELECT t.term, t.ids, t.tfs, t.lengths FROM docs_term_lists AS t "
     "JOIN unnest(%(ws)s::text[], %(refs)s::text[]) AS r(workspace, ref) "
@@ -170,8 +170,9 @@ def search_text_refs(
     conn: Connection, scopes: Sequence[RefScope], query: str, k: int
 ) -> list[StoredHit]:
     """The k chunks of the union of `scopes` that best match `query` by BM25, scored with the
-    union's statistics (Store.search_text_refs): the counts, totals and rare lists of every
-    ref in one round trip, the other lists of the terms kept in one more."""
+    union's statistics (Store.search_text_refs): the counts and totals of every ref in one
+    round trip, then the lists of the terms worth ranking by (rare in the union first) in one
+    more a round."""
     asked = query_terms(query)
     if not asked or k < 1 or not scopes:
         return []
@@ -183,17 +184,9 @@ def search_text_refs(
     chunks = sum(n for n, _ in totals.values())
     length = sum(size for _, size in totals.values())
     held: dict[str, int] = {}
-    parts: dict[str, list[tuple[bytes, bytes, bytes]]] = {}
-    partial: set[str] = set()
-    for _, _, _, _, term, n, ids, tfs, lengths in found:
-        if term is None:
-            continue
-        held[term] = held.get(term, 0) + int(n)
-        if ids is None:
-            partial.add(term)
-        else:
-            parts.setdefault(term, []).append((ids, tfs, lengths))
-    known = {t: bm25.joined(blobs) for t, blobs in parts.items() if t not in partial}
+    for _, _, _, _, term, n in found:
+        if term is not None:
+            held[term] = held.get(term, 0) + int(n)
     among = None
     if any(paths is not None for _, _, paths in scopes):
         among = np.array(
@@ -211,7 +204,7 @@ def search_text_refs(
             lists.setdefault(term, []).append((ids, tfs, lengths))
         return [(term, bm25.joined(blobs)) for term, blobs in lists.items()]
 
-    ids, scores = bm25.ranked(asked, held, chunks, length, k, read, among, known)
+    ids, scores = bm25.ranked(asked, held, chunks, length, k, read, among)
 
     def rows_of(wanted: list[int], whole: bool) -> list[tuple[Any, ...]]:
         sql = _HITS_OF_MANY_SQL if whole else _PLACES_OF_MANY_SQL
