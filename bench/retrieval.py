@@ -110,10 +110,10 @@ from docshelf.indexer import Indexer, IndexResult, Progress, content_hash
 from docshelf.rows import StoredHit, Vector
 from docshelf.search import Fusion, Hit, Mode, Searcher
 from docshelf.stores import SQLiteStore, bm25, open_store
-from docshelf.stores import postgres as postgres_store
 from docshelf.stores.bm25 import RefLists
 from docshelf.stores.common import query_vector
 from docshelf.stores.postgres import PostgresStore
+from docshelf.stores.postgres_many import EXACT_SQL, scope_params
 from docshelf.stores.terms import BM25_WEIGHTS, ChunkTerms, query_terms
 from docshelf.workspace import DirectoryWorkspace, Docs, Selection
 from report import cpu_model, markdown_table, postgres_server, version
@@ -368,10 +368,10 @@ class ExactVectors:
     ) -> list[StoredHit]:
         s = self._store
         query = query_vector(vector, location=s.location, model_id=s.model_id, dim=s.dim)
-        params = {"workspace": workspace, "ref": ref, "vector": query, "k": k}
+        params = {**scope_params([(workspace, ref, paths)]), "vector": query, "k": k}
         with s._connection() as conn:
-            rows = conn.execute(postgres_store.EXACT_SEARCH_SQL, params).fetchall()
-        return [StoredHit.from_columns(row[:6], row[6]) for row in rows]
+            rows = conn.execute(EXACT_SQL, params).fetchall()
+        return [StoredHit.from_columns(row[1:7], row[7]) for row in rows]
 
 
 # -- excerpts as character ranges ------------------------------------------------------------

@@ -430,14 +430,15 @@ SETTINGS = ("shared_buffers", "work_mem", "maintenance_work_mem", "autovacuum")
 
 
 def hnsw_index(url: str) -> str:
-    """The HNSW index of docs_chunks, with its size; 'MISSING' when there is none."""
+    """The HNSW index of the distinct vectors (docs_vectors), with its size; 'MISSING' when
+    there is none."""
     import psycopg  # noqa: PLC0415
 
     with psycopg.connect(url, autocommit=True) as conn:
         index = conn.execute(
             "SELECT c.relname, pg_relation_size(c.oid) FROM pg_index i "
             "JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam "
-            "WHERE i.indrelid = 'docs_chunks'::regclass AND a.amname = 'hnsw'"
+            "WHERE i.indrelid = 'docs_vectors'::regclass AND a.amname = 'hnsw'"
         ).fetchone()
     if index is None:
         return "MISSING"
@@ -450,7 +451,7 @@ def search_plan(url: str, vector: NDArray[np.float32]) -> str:
     import psycopg  # noqa: PLC0415
     from pgvector.psycopg import register_vector  # noqa: PLC0415
 
-    from docshelf.stores.postgres import SEARCH_SQL  # noqa: PLC0415
+    from docshelf.stores.postgres_many import WALK_SQL, scope_params  # noqa: PLC0415
 
     with psycopg.connect(url, autocommit=True) as conn:
         register_vector(conn)
@@ -458,8 +459,13 @@ def search_plan(url: str, vector: NDArray[np.float32]) -> str:
         plan = [
             line
             for (line,) in conn.execute(
-                "EXPLAIN " + SEARCH_SQL,
-                {"workspace": WORKSPACE, "ref": REF, "vector": vector, "k": K},
+                "EXPLAIN " + WALK_SQL,
+                {
+                    **scope_params([(WORKSPACE, REF, None)]),
+                    "vector": vector,
+                    "k": K,
+                    "ef": DEFAULT_EF_SEARCH,
+                },
             )
         ]
     scans = [line.strip().removeprefix("->").strip() for line in plan if "Scan" in line]

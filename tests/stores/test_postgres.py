@@ -23,25 +23,23 @@ from docshelf.errors import ConfigError, StoreError
 from docshelf.rows import ChunkRow, FileRow, Vector
 from docshelf.stores import postgres as postgres_module
 from docshelf.stores import postgres_many
+from docshelf.stores.contract import RefScope
 from docshelf.stores.migrations import migrations
 from docshelf.stores.postgres import (
-    EXACT_SEARCH_IN_PATHS_SQL,
-    EXACT_SEARCH_SQL,
     INDEXING_LOCK_SEED,
     PINS_LOCK_SEED,
-    SEARCH_IN_PATHS_SQL,
-    SEARCH_SQL,
     TEXTS_LOCK_KEY,
     PostgresStore,
 )
 from docshelf.stores.postgres_errors import without_password
+from docshelf.stores.postgres_many import EXACT_SQL, WALK_SQL
 from docshelf.stores.terms import TERMS_VERSION
 from tests.stores.test_contract import write_raw_chunks
 from tests.support.text_stats import check_text_statistics
 
 MODEL = "test-model"
 DIM = 64
-HNSW_INDEX = "docs_chunks_embedding_hnsw"
+HNSW_INDEX = "docs_vectors_embedding_hnsw"
 
 
 def unit(seed: int, dim: int = DIM) -> Vector:
@@ -81,21 +79,97 @@ def explain(conn: psycopg.Connection[TupleRow], query: str, params: Mapping[str,
     return "\n".join(str(row[0]) for row in conn.execute("EXPLAIN " + query, params))
 
 
+def searched(
+    ref: str, vector: Vector, k: int, ef: int, paths: list[str] | None = None
+) -> dict[str, Any]:
+    """The parameters of WALK_SQL and EXACT_SQL for a search of workspace ws's `ref`."""
+    scope = postgres_many.scope_params([("ws", ref, paths)])
+    return {**scope, "vector": vector, "k": k, "ef": ef}
+
+
+def walked(conn: psycopg.Connection[TupleRow], params: Mapping[str, Any]) -> list[TupleRow]:
+    """WALK_SQL's rows alone (no fallback), with the walk's list at params["ef"]."""
+    register_vector(conn)
+    conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(params["ef"]),))
+    return conn.execute(WALK_SQL, params).fetchall()
+
+
 def test_the_vector_search_query_uses_the_hnsw_index(
     store: PostgresStore, sql: psycopg.Connection[TupleRow]
 ) -> None:
     # A workspace with four refs of 500 chunks each: the current ref and three pinned ones.
     for r in range(4):
         vectors = [unit(r * 1000 + i) for i in range(500)]
-        store.replace_doc_chunks("ws", f"ref{r}", chunk_rows(vectors))
-    sql.execute("ANALYZE docs_chunks")
-    params = {"workspace": "ws", "ref": "ref1", "vector": unit(99_999), "k": 10}
-    # The planner's own choice, with no setting of ours nudging it.
-    plan = explain(sql, SEARCH_SQL, params)
+        store.replace_doc_chunks("ws", f"ref{r}", chunk_rows(vectors, text=f"r{r}"))
+    params = searched("ref1", unit(99_999), 10, 200)
+    # The planner's own choice, with no setting of ours nudging it: the walk of the distinct
+    # vectors' index, whose texts are joined to the ref's rows by content hash.
+    plan = explain(sql, WALK_SQL, params)
     assert f"Index Scan using {HNSW_INDEX}" in plan, plan
-    assert "Sort" not in plan, plan
+    assert "docs_chunks_content_hash" in plan, plan
     # The fallback cannot use the HNSW index (it would not be exact otherwise).
-    assert HNSW_INDEX not in explain(sql, EXACT_SEARCH_SQL, params)
+    assert HNSW_INDEX not in explain(sql, EXACT_SQL, params)
+
+
+def test_a_text_many_refs_hold_is_one_vector_and_a_walk_ranks_its_copies_as_exact_search(
+    store: PostgresStore, sql: psycopg.Connection[TupleRow], walks: None
+) -> None:
+    # 30 workspaces hold the same 20 texts (a vendored copy of shared docs), each with a text of
+    # its own: the index holds 50 vectors, not 630.
+    shared = [unit(i) for i in range(20)]
+    for w in range(30):
+        rows = chunk_rows(shared, text="shared")
+        rows.append(ChunkRow("own.md", 0, "Own", f"own {w}", 1, 1, f"own-{w}", unit(500 + w)))
+        store.replace_doc_chunks(f"team{w:02}", "r", rows)
+    assert sql.execute("SELECT count(*) FROM docs_vectors").fetchone() == (50,)
+    assert sql.execute("SELECT count(*) FROM docs_chunks").fetchone() == (630,)
+    scopes: list[RefScope] = [(f"team{w:02}", "r", None) for w in range(30)]
+    for seed in range(5):
+        query = near(shared[seed], 900 + seed, 0.5)
+        params = {**postgres_many.scope_params(scopes), "vector": query, "k": 60, "ef": 200}
+        register_vector(sql)
+        # The exact ranking: every workspace's copy of the nearest texts, the copies of one text
+        # in workspace order. The walk alone (no fallback) finds the same 60 rows in that order.
+        exact = [tuple(row[:3]) for row in sql.execute(EXACT_SQL, params).fetchall()]
+        assert [tuple(row[:3]) for row in walked(sql, params)] == exact
+        assert len(exact) == 60
+        got = store.search_refs(scopes, query, 60)
+        assert [(h.workspace, h.path, h.chunk) for h in got] == exact
+
+
+def test_a_prune_deletes_the_vectors_no_row_holds_and_keeps_the_shared_ones(
+    store: PostgresStore, sql: psycopg.Connection[TupleRow]
+) -> None:
+    store.replace_doc_chunks("a", "old", chunk_rows([unit(1), unit(2)], text="x"))
+    store.replace_doc_chunks("a", "new", chunk_rows([unit(1)], text="x"))
+    store.replace_doc_chunks("b", "r", chunk_rows([unit(2)], text="y"))  # y-0: unit(2) again
+    hashes = {h for (h,) in sql.execute("SELECT content_hash FROM docs_vectors")}
+    assert hashes == {"x-0", "x-1", "y-0"}
+    assert store.prune("a", ["new"]) == 1
+    hashes = {h for (h,) in sql.execute("SELECT content_hash FROM docs_vectors")}
+    assert hashes == {"x-0", "y-0"}  # x-1 was held by a's old ref alone
+    assert store.embeddings_for(["x-0", "x-1", "y-0"], MODEL).keys() == {"x-0", "y-0"}
+
+
+def test_migration_11_keeps_each_stored_vector_once(
+    store: PostgresStore, postgres_url: str, sql: psycopg.Connection[TupleRow]
+) -> None:
+    # A store of schema 10 has no docs_vectors: migration 0011 fills it from the rows, one vector
+    # per content hash, and indexes it in place of the rows' own index.
+    store.replace_doc_chunks("a", "r", chunk_rows([unit(i) for i in range(4)]))
+    store.replace_doc_chunks("b", "r", chunk_rows([unit(i) for i in range(6)]))
+    sql.execute("DROP TABLE docs_vectors")
+    sql.execute("DROP INDEX docs_term_lists_term")
+    migration = dict((n, text) for _, n, text in migrations("postgresql"))
+    sql.execute(migration["0011_distinct_vectors.sql"].replace("{{dim}}", str(DIM)))
+    assert sql.execute("SELECT count(*) FROM docs_vectors").fetchone() == (6,)
+    stored = store.embeddings_for([f"chunk-{i}" for i in range(6)], MODEL)
+    assert all(np.allclose(stored[f"chunk-{i}"], unit(i), atol=1e-6) for i in range(6))
+    indexes = {i for (i,) in sql.execute("SELECT indexname FROM pg_indexes")}
+    assert {HNSW_INDEX, "docs_term_lists_term"} <= indexes
+    assert "docs_chunks_embedding_hnsw" not in indexes
+    hits = store.search("b", "r", unit(5), 1)
+    assert [(h.chunk, round(h.score, 4)) for h in hits] == [(5, 1.0)]
 
 
 def test_pooled_connections_search_with_the_configured_ef_search(postgres_url: str) -> None:
@@ -212,10 +286,10 @@ def test_a_ref_that_is_a_small_share_of_the_table_is_ranked_exactly_without_a_wa
 
     monkeypatch.setattr(psycopg.Cursor, "execute", seen)
     hits = store.search("ws", "small", query, 5)
-    assert SEARCH_SQL not in ran and EXACT_SEARCH_SQL in ran
+    assert WALK_SQL not in ran and EXACT_SQL in ran
     ran.clear()
     assert len(store.search("ws", "big", query, 5)) == 5
-    assert SEARCH_SQL in ran  # most of the table, past the bound: the walk
+    assert WALK_SQL in ran  # most of the table, past the bound: the walk
     monkeypatch.setattr(psycopg.Cursor, "execute", real)
     exact = sorted((float(unit(2000 + i) @ query), i) for i in range(30))[::-1][:5]
     assert [h.chunk for h in hits] == [i for _, i in exact]
@@ -242,12 +316,10 @@ def test_a_ref_crowded_out_of_the_hnsw_candidates_is_searched_exactly(
     store.replace_doc_chunks("ws", "a", chunk_rows([near(query, i, 0.3) for i in range(500)]))
     far = [near(-query, 1000 + i, 0.3) for i in range(500)]
     store.replace_doc_chunks("ws", "b", chunk_rows(far, text="far"))
-    sql.execute("ANALYZE docs_chunks")
-    params = {"workspace": "ws", "ref": "b", "vector": query, "k": 5}
-    assert f"Index Scan using {HNSW_INDEX}" in explain(sql, SEARCH_SQL, params)
-    sql.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(store.ef_search),))
-    # Every candidate of the walk is one of a's: the index query alone comes back short.
-    assert len(sql.execute(SEARCH_SQL, params).fetchall()) < 5
+    params = searched("b", query, 5, store.ef_search)
+    assert f"Index Scan using {HNSW_INDEX}" in explain(sql, WALK_SQL, params)
+    # Every text the walk finds is one of a's: the index query alone comes back short.
+    assert len(walked(sql, params)) < 5
     hits = store.search("ws", "b", query, 5)
     exact = np.argsort(-(np.stack(far) @ query))[:5]
     assert [h.chunk for h in hits] == [int(i) for i in exact]
@@ -278,12 +350,10 @@ def test_k_above_ef_search_still_returns_k_chunks(
 ) -> None:
     with PostgresStore.open(postgres_url, model_id=MODEL, dim=DIM, ef_search=10) as store:
         store.replace_doc_chunks("ws", "r", chunk_rows([unit(i) for i in range(600)]))
-        sql.execute("ANALYZE docs_chunks")
-        params = {"workspace": "ws", "ref": "r", "vector": unit(7), "k": 40}
-        assert f"Index Scan using {HNSW_INDEX}" in explain(sql, SEARCH_SQL, params)
-        sql.execute("SELECT set_config('hnsw.ef_search', '10', false)")
-        # The walk yields at most ef_search candidates: the index query alone comes back short.
-        assert len(sql.execute(SEARCH_SQL, params).fetchall()) <= 10
+        params = searched("r", unit(7), 40, 10)
+        assert f"Index Scan using {HNSW_INDEX}" in explain(sql, WALK_SQL, params)
+        # The walk yields at most ef_search texts: the index query alone comes back short.
+        assert len(walked(sql, params)) <= 10
         hits = store.search("ws", "r", unit(7), 40)
     assert len(hits) == 40
     assert hits[0].chunk == 7
@@ -448,7 +518,7 @@ def test_a_store_of_schema_1_is_upgraded_on_open_and_keeps_its_rows(
         # The text vector was recomputed with the path: its words find the old rows.
         assert len(new.search_text("ws", "r1", "a.md", 5)) == 3
     versions = sql.execute("SELECT version FROM docs_schema_migrations ORDER BY 1").fetchall()
-    assert versions == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,), (9,), (10,)]
+    assert versions == [(v,) for v in range(1, 12)]
 
 
 def test_pins_expire_by_the_servers_clock_and_prune_deletes_expired_rows_of_its_workspace(
@@ -549,11 +619,9 @@ def test_a_subset_crowded_out_of_the_hnsw_candidates_is_searched_exactly(
     near_rows = chunk_rows([near(query, i, 0.3) for i in range(500)])
     far = [near(-query, 1000 + i, 0.3) for i in range(500)]
     store.replace_doc_chunks("ws", "r", [*near_rows, *chunk_rows(far, text="far", path="b.md")])
-    sql.execute("ANALYZE docs_chunks")
-    params = {"workspace": "ws", "ref": "r", "vector": query, "k": 5, "paths": ["b.md"]}
-    assert f"Index Scan using {HNSW_INDEX}" in explain(sql, SEARCH_IN_PATHS_SQL, params)
-    sql.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(store.ef_search),))
-    assert len(sql.execute(SEARCH_IN_PATHS_SQL, params).fetchall()) < 5
+    params = searched("r", query, 5, store.ef_search, paths=["b.md"])
+    assert f"Index Scan using {HNSW_INDEX}" in explain(sql, WALK_SQL, params)
+    assert len(walked(sql, params)) < 5
     hits = store.search("ws", "r", query, 5, paths=["b.md"])
     exact = np.argsort(-(np.stack(far) @ query))[:5]
     assert [(h.path, h.chunk) for h in hits] == [("b.md", int(i)) for i in exact]
@@ -572,8 +640,8 @@ def test_the_exact_search_of_a_subset_reads_only_its_rows_through_the_path_index
         ],
     )
     sql.execute("ANALYZE docs_chunks")
-    params = {"workspace": "ws", "ref": "r", "vector": unit(1), "k": 5, "paths": ["7.md"]}
-    plan = explain(sql, EXACT_SEARCH_IN_PATHS_SQL, params)
+    params = searched("r", unit(1), 5, 200, paths=["7.md"])
+    plan = explain(sql, EXACT_SQL, params)
     assert "docs_chunks_workspace_ref_path" in plan
     indexes = sql.execute(
         "SELECT indexname FROM pg_indexes WHERE tablename = 'docs_chunks' ORDER BY 1"

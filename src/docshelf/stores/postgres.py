@@ -1,17 +1,18 @@
 """The shared store: PostgreSQL with pgvector, for a team or a server that outlives one machine.
 
-- Vectors: an HNSW index with cosine distance. pgvector 0.6 filters the index's candidates after
-  the walk, so a ref that holds few of the table's rows can come back short; such a search is
-  then answered exactly over that ref alone (see `search`).
+- Vectors: each distinct vector once (docs_vectors, by content hash) under an HNSW index with
+  cosine distance; a walk finds the nearest texts there and joins them to the searched refs'
+  rows (postgres_many.py). pgvector 0.6 has no iterative scan, so a ref (or a set of paths)
+  that holds few of the walk's texts can come back short; such a search, and that of a ref too
+  small a share of the store, is answered exactly over the ref or the subset alone, read
+  through the (workspace, ref, path) index.
 - Full text: BM25 over docshelf's terms, as on SQLite, from inverted lists and totals kept per
   ref and written in the transaction of the ref's chunks (postgres_text.py).
-- A search limited to a set of paths ranks only their chunks, scored as in a search of the whole
-  ref; a short HNSW answer falls back to the exact search over the subset, read through the
-  (workspace, ref, path) index.
 - Each indexed file's text is kept per ref, each distinct text once (docs_file_texts, by its
   hash; docs_ref_files lists each ref's files), written in the transaction of the ref's chunks.
-  Writers and the prune's sweep of texts no ref holds take turns under an advisory lock
-  (TEXTS_LOCK_KEY), since a writer may count on a stored text that the sweep sees unreferenced.
+  Writers and the prune's sweep of texts (and vectors) no ref holds take turns under an
+  advisory lock (TEXTS_LOCK_KEY), since a writer may count on a stored text (or vector) that
+  the sweep sees unreferenced.
 - The schema is versioned SQL under migrations/postgresql/, applied under an advisory lock; the
   model and width are read from the database on every open (postgres_schema.py).
 - A ref is replaced in one transaction (DELETE, then COPY); writers of one ref take turns under
@@ -33,6 +34,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -80,7 +82,7 @@ from docshelf.stores.terms import term_columns
 
 # What other modules take from here; the pool's timeout and without_password live beside the
 # pool and the error messages.
-__all__ = ["POOL_TIMEOUT_SECONDS", "SEARCH_SQL", "PostgresStore", "without_password"]
+__all__ = ["POOL_TIMEOUT_SECONDS", "PostgresStore", "without_password"]
 
 # Seeds of the per-workspace advisory locks, whose keys are hashtextextended(workspace, seed):
 # one 64-bit key, where the write lock of a (workspace, ref) takes two 32-bit keys, and PostgreSQL
@@ -97,47 +99,14 @@ PINS_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtextextended(%s, %s))"
 # writer holds it: the orphans go at a later prune. So the sweep never deletes a text that an
 # uncommitted write counts on, and neither side waits for the other. (A foreign key instead would
 # make the two conflict: a write's reference to a text being swept, or a sweep's delete of a text
-# a write has just referenced, fails one of them.)
+# a write has just referenced, fails one of them.) The distinct vectors (docs_vectors) are
+# written and swept under the same lock.
 TEXTS_LOCK_KEY = 0x7465787473
 
 # Files written per round trip of a replace: the texts of a batch are held in memory at once.
 FILE_BATCH = 500
 
 MIGRATIONS = "postgresql"
-
-# The rows a search ranks: one ref's, or (the *_IN_PATHS forms) the ref's rows of some paths.
-_OF_REF = "workspace = %(workspace)s AND ref = %(ref)s"
-_OF_PATHS = f"{_OF_REF} AND path = ANY(%(paths)s::text[])"
-
-# The HNSW search. Written exactly as pgvector needs it to use the index (ORDER BY the distance
-# operator, LIMIT): any other sort key, such as a tie-break, makes the planner sort the whole ref
-# instead, so ties are broken in Python after the query. The query's vector is sent in binary
-# (`%(vector)b`, pgvector's binary format): 1.5 KB the server copies, where the text form is
-# about 4 KB it parses (0.2 ms less a search, BENCHMARKS.md).
-_SEARCH = (
-    "SELECT path, chunk, heading, content, start_line, end_line, "
-    "1 - (embedding <=> %(vector)b) AS score "
-    "FROM docs_chunks WHERE {rows} "
-    "ORDER BY embedding <=> %(vector)b LIMIT %(k)s"
-)
-SEARCH_SQL = _SEARCH.format(rows=_OF_REF)
-SEARCH_IN_PATHS_SQL = _SEARCH.format(rows=_OF_PATHS)
-
-# The exact search over one ref (or its rows of some paths), through the (workspace, ref, path)
-# index: the index cannot serve an ORDER BY on the score, so every row is compared with the query.
-_EXACT_SEARCH = (
-    "SELECT path, chunk, heading, content, start_line, end_line, "
-    "1 - (embedding <=> %(vector)b) AS score "
-    "FROM docs_chunks WHERE {rows} "
-    'ORDER BY score DESC, path COLLATE "C", chunk LIMIT %(k)s'
-)
-EXACT_SEARCH_SQL = _EXACT_SEARCH.format(rows=_OF_REF)
-EXACT_SEARCH_IN_PATHS_SQL = _EXACT_SEARCH.format(rows=_OF_PATHS)
-
-# How many rows the ref (or its rows of some paths) holds, counting no further than k.
-_COUNT_UP_TO_K = "SELECT count(*) FROM (SELECT 1 FROM docs_chunks WHERE {rows} LIMIT %(k)s) AS held"
-COUNT_UP_TO_K_SQL = _COUNT_UP_TO_K.format(rows=_OF_REF)
-COUNT_UP_TO_K_IN_PATHS_SQL = _COUNT_UP_TO_K.format(rows=_OF_PATHS)
 
 COPY_SQL = (
     "COPY docs_chunks (workspace, ref, path, chunk, heading, content, start_line, end_line, "
@@ -282,6 +251,7 @@ class PostgresStore(PooledConnections, Store):
                         )
                     )
             write_term_lists(cur, workspace, ref)
+            _add_vectors(cur, workspace, ref)
             cur.execute(
                 "DELETE FROM docs_ref_files WHERE workspace = %s AND ref = %s", (workspace, ref)
             )
@@ -292,9 +262,9 @@ class PostgresStore(PooledConnections, Store):
                     for f in batch
                 ]
                 _write_files(cur, workspace, ref, batch, titles)
-            # Fresh statistics, so the planner walks the HNSW index at once: a table it has never
-            # analysed looks empty, and it would sort the whole ref instead (hundreds of ms at
-            # 100k chunks) until autovacuum gets round to it.
+            # Fresh statistics, so the planner reads the ref through its indexes at once: a table
+            # it has never analysed looks empty, and it would scan the whole table instead until
+            # autovacuum gets round to it.
             cur.execute("ANALYZE docs_chunks")
 
     def _embedding(self, row: ChunkRow) -> Vector | None:
@@ -317,14 +287,17 @@ class PostgresStore(PooledConnections, Store):
             # A ref with files but no chunks (each of its files was empty) is a ref too.
             row = conn.execute(
                 "WITH gone_chunks AS (DELETE FROM docs_chunks "
-                f"WHERE {_GONE} RETURNING ref), "
+                f"WHERE {_GONE} RETURNING ref, content_hash), "
                 f"gone_files AS (DELETE FROM docs_ref_files WHERE {_GONE} RETURNING ref), "
                 f"gone_lists AS (DELETE FROM docs_term_lists WHERE {_GONE}), "
                 f"gone_stats AS (DELETE FROM docs_ref_stats WHERE {_GONE}) "
-                "SELECT count(*) FROM "
-                "(SELECT ref FROM gone_chunks UNION SELECT ref FROM gone_files) AS gone",
+                "SELECT (SELECT count(*) FROM "
+                "(SELECT ref FROM gone_chunks UNION SELECT ref FROM gone_files) AS gone), "
+                "(SELECT coalesce(array_agg(DISTINCT content_hash), '{}') FROM gone_chunks)",
                 {"workspace": workspace, "keep": keep},
             ).fetchone()
+            assert row is not None  # a SELECT without FROM returns one row
+            gone, hashes = row
             conn.execute(
                 "DELETE FROM docs_selections s WHERE workspace = %s AND NOT EXISTS "
                 "(SELECT 1 FROM docs_chunks c WHERE c.workspace = s.workspace AND c.ref = s.ref)",
@@ -338,7 +311,15 @@ class PostgresStore(PooledConnections, Store):
                     "DELETE FROM docs_file_texts t WHERE NOT EXISTS "
                     "(SELECT 1 FROM docs_ref_files f WHERE f.text_hash = t.text_hash)"
                 )
-        return int(_first(row))
+                # The vectors of this prune's rows that no row holds any more. (Those of a
+                # prune that found the lock taken, or of a ref written again, stay: a walk that
+                # finds one joins it to no row, and searches exactly if it comes back short.)
+                conn.execute(
+                    "DELETE FROM docs_vectors v WHERE v.content_hash = ANY(%s::text[]) AND NOT "
+                    "EXISTS (SELECT 1 FROM docs_chunks c WHERE c.content_hash = v.content_hash)",
+                    (list(hashes),),
+                )
+        return int(gone)
 
     def set_current(self, workspace: str, ref: str) -> None:
         with (
@@ -552,12 +533,11 @@ class PostgresStore(PooledConnections, Store):
         wanted = list(dict.fromkeys(content_hashes))
         if model_id != self.model_id or not self.dim or not wanted:
             return {}
-        # The same chunk is usually stored under several refs; one copy of each is enough.
         rows = self._read(
             "looking up stored embeddings",
             lambda conn: conn.execute(
-                "SELECT DISTINCT ON (content_hash) content_hash, embedding FROM docs_chunks "
-                "WHERE content_hash = ANY(%s::text[]) AND embedding IS NOT NULL",
+                "SELECT content_hash, embedding FROM docs_vectors "
+                "WHERE content_hash = ANY(%s::text[])",
                 (wanted,),
             ).fetchall(),
         )
@@ -599,42 +579,19 @@ class PostgresStore(PooledConnections, Store):
         k: int,
         paths: Collection[str] | None = None,
     ) -> list[StoredHit]:
-        """An exact search of a small ref, or of one too small a share of the table; else an
-        HNSW search with a candidate list sized to its share (postgres_many.walk_ef), answered
-        exactly over the ref (or the subset) when pgvector's filtered walk comes back short."""
+        """An exact search of a small ref, or of one too small a share of the table; else a
+        walk of the distinct vectors' HNSW index with a list sized to its share, answered
+        exactly over the ref (or the subset) when the walk comes back short: a search of the
+        union of one ref (postgres_many.search_refs)."""
         query = query_vector(vector, location=self.location, model_id=self.model_id, dim=self.dim)
         if k < 1 or (paths is not None and not paths):
             return []
-        params: dict[str, Any] = {"workspace": workspace, "ref": ref, "vector": query, "k": k}
-        search, count, exact = SEARCH_SQL, COUNT_UP_TO_K_SQL, EXACT_SEARCH_SQL
-        if paths is not None:
-            params["paths"] = sorted(set(paths))
-            search, count = SEARCH_IN_PATHS_SQL, COUNT_UP_TO_K_IN_PATHS_SQL
-            exact = EXACT_SEARCH_IN_PATHS_SQL
-
-        def nearest(conn: Connection) -> list[TupleRow]:
-            # A small ref, or one too small a share of the table (one workspace of many), is
-            # ranked exactly at once: the walk would come back with none of its rows.
-            ef = postgres_many.walk_ef(conn, [(workspace, ref)], k, self.ef_search)
-            if ef is None:
-                return conn.execute(exact, params).fetchall()
-            with postgres_many.walking(conn, ef, self.ef_search):
-                rows = conn.execute(search, params).fetchall()
-            # pgvector 0.6 has no iterative index scans: the HNSW walk yields at most
-            # hnsw.ef_search candidates from the whole table, and only then are other refs'
-            # rows (and the ref's rows of other paths) filtered out. When those crowd the
-            # candidates (or k > ef_search), fewer than k rows come back although the ref (or
-            # the subset) holds more; then search the ref (or the subset) exactly.
-            if len(rows) < k:
-                held = int(_first(conn.execute(count, params).fetchone()))
-                if held > len(rows):
-                    rows = conn.execute(exact, params).fetchall()
-            return rows
-
-        rows = self._read(f"searching ref {ref!r} of workspace {workspace!r} by vector", nearest)
-        hits = [StoredHit.from_columns(row[:6], row[6]) for row in rows]
-        hits.sort(key=lambda h: (-h.score, h.path, h.chunk))
-        return hits
+        scope: list[RefScope] = [(workspace, ref, paths)]
+        hits = self._read(
+            f"searching ref {ref!r} of workspace {workspace!r} by vector",
+            lambda conn: postgres_many.search_refs(conn, scope, query, k, self.ef_search),
+        )
+        return [dataclasses.replace(h, workspace="") for h in hits]
 
     def search_text(
         self,
@@ -697,6 +654,36 @@ _GONE = (
     "workspace = %(workspace)s AND ref <> ALL(%(keep)s::text[]) AND ref NOT IN "
     "(SELECT ref FROM docs_pins WHERE workspace = %(workspace)s AND expires_at > now())"
 )
+
+
+# The vectors a ref's rows bring that the store does not hold yet, one per content hash (a
+# concurrent writer of another workspace may add the same: one row stays).
+_ADD_VECTORS_SQL = (
+    "INSERT INTO docs_vectors (content_hash, embedding) "
+    "SELECT DISTINCT ON (content_hash) content_hash, embedding FROM docs_chunks "
+    "WHERE workspace = %s AND ref = %s AND embedding IS NOT NULL "
+    "ORDER BY content_hash ON CONFLICT (content_hash) DO NOTHING"
+)
+
+
+def _add_vectors(cur: psycopg.Cursor[TupleRow], workspace: str, ref: str) -> None:
+    """Add the vectors of the ref's rows to docs_vectors; call inside a replace, holding
+    TEXTS_LOCK_KEY shared, so that no prune deletes one of them meanwhile. The table's
+    statistics are made again when it grew by a tenth, as autovacuum would later, so that the
+    planner walks its HNSW index from the first search of a new store."""
+    cur.execute(_ADD_VECTORS_SQL, (workspace, ref))
+    added = cur.rowcount
+    if added <= 0:
+        return
+    known = float(
+        _first(
+            cur.execute(
+                "SELECT reltuples FROM pg_class WHERE oid = 'docs_vectors'::regclass"
+            ).fetchone()
+        )
+    )
+    if known < 0 or 10 * added >= known:
+        cur.execute("ANALYZE docs_vectors")
 
 
 def _write_files(

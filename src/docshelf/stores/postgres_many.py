@@ -4,12 +4,17 @@ one statement, or two, however many refs it covers.
 The vector path (`walk_ef`), for one ref as for a union of them:
 - A union of at most EXACT_MAX_CHUNKS chunks (one workspace among a thousand) is ranked exactly,
   through the (workspace, ref, path) index: milliseconds.
-- A larger one walks the shared HNSW index, filtered to the union. pgvector 0.6 has no
-  iterative index scan: a walk yields hnsw.ef_search candidates of the whole table, and the
-  filter keeps the union's share of them. So the walk's list is sized to the share, WALK_MARGIN
-  times k over the share (never below the configured ef_search), and a union too small a share
-  for pgvector's largest list (1,000) is ranked exactly. When the walk still comes back short,
-  the union is ranked exactly, as a search of one ref does.
+- A larger one walks the HNSW index of the distinct vectors (docs_vectors: a passage that many
+  workspaces or refs hold is one node, migration 0011) for the nearest texts, and joins them to
+  the union's rows by content hash (WALK_SQL). pgvector 0.6 has no iterative index scan: a walk
+  yields hnsw.ef_search texts of the whole store, of which the union holds its share. So the
+  walk's list is sized to the share, WALK_MARGIN times k over the share (never below the
+  configured ef_search), and a union too small a share for pgvector's largest list (1,000) is
+  ranked exactly. When the walk still comes back short, the union is ranked exactly, as a search
+  of one ref does.
+- A walk's rows are the exact ranking's whenever the walk finds the nearest texts: each row is
+  scored by its text's vector, and copies of one text are ordered by workspace, path and chunk,
+  as the exact ranking orders them.
 The sizes come from docs_ref_stats (chunks per ref), one statement before the search.
 """
 
@@ -40,21 +45,38 @@ WALK_MARGIN = 2.0
 MAX_EF_SEARCH = 1000
 
 # The scopes of a statement: (workspace, ref) pairs as two arrays, and (workspace, ref, path)
-# triples for the scopes that rank some paths only.
+# triples for the scopes that rank some paths only. A scope is in one of the two, never both.
+# IN_SCOPES filters rows found otherwise (the walk's, by content hash); SCOPED is the scopes'
+# rows themselves, each scope read through the (workspace, ref, path) index (an OR of the two
+# IN lists would make the planner scan the whole table).
 _WHOLE = "SELECT * FROM unnest(%(ws)s::text[], %(refs)s::text[])"
 _SOME = "SELECT * FROM unnest(%(pws)s::text[], %(prefs)s::text[], %(paths)s::text[])"
 IN_SCOPES = f"((workspace, ref) IN ({_WHOLE}) OR (workspace, ref, path) IN ({_SOME}))"
+SCOPED = (
+    "(SELECT c.* FROM unnest(%(ws)s::text[], %(refs)s::text[]) AS s(workspace, ref) "
+    "JOIN docs_chunks AS c ON c.workspace = s.workspace AND c.ref = s.ref UNION ALL "
+    "SELECT c.* FROM unnest(%(pws)s::text[], %(prefs)s::text[], %(paths)s::text[]) "
+    "AS s(workspace, ref, path) JOIN docs_chunks AS c "
+    "ON c.workspace = s.workspace AND c.ref = s.ref AND c.path = s.path) AS scoped"
+)
 
-_COLUMNS = (
-    "workspace, path, chunk, heading, content, start_line, end_line, "
-    "1 - (embedding <=> %(vector)b) AS score"
+_COLUMNS = "workspace, path, chunk, heading, content, start_line, end_line"
+# The nearest texts of the store by the HNSW index (ORDER BY the distance, LIMIT: the form
+# pgvector needs to use it, with the list set by `walking`), then, text by text, the union's
+# rows holding it, looked up through docs_chunks_content_hash (OFFSET 0 keeps the lookup a
+# nested loop: a join the planner chose freely could scan the whole table). Nearest first, and
+# copies of one text in the exact ranking's order. The query's vector is sent in binary
+# (`%(vector)b`, pgvector's binary format).
+WALK_SQL = (
+    "WITH near AS MATERIALIZED (SELECT content_hash, embedding <=> %(vector)b AS distance "
+    "FROM docs_vectors ORDER BY embedding <=> %(vector)b LIMIT %(ef)s) "
+    f"SELECT {_COLUMNS}, 1 - near.distance AS score FROM near CROSS JOIN LATERAL "
+    f"(SELECT {_COLUMNS} FROM docs_chunks WHERE content_hash = near.content_hash "
+    f"AND {IN_SCOPES} OFFSET 0) AS held "
+    'ORDER BY near.distance, workspace COLLATE "C", path COLLATE "C", chunk LIMIT %(k)s'
 )
-HNSW_SQL = (
-    f"SELECT {_COLUMNS} FROM docs_chunks WHERE {IN_SCOPES} "
-    "ORDER BY embedding <=> %(vector)b LIMIT %(k)s"
-)
-_EXACT_SQL = (
-    f"SELECT {_COLUMNS} FROM docs_chunks WHERE {IN_SCOPES} "
+EXACT_SQL = (
+    f"SELECT {_COLUMNS}, 1 - (embedding <=> %(vector)b) AS score FROM {SCOPED} "
     'ORDER BY score DESC, workspace COLLATE "C", path COLLATE "C", chunk LIMIT %(k)s'
 )
 _SIZES_SQL = (
@@ -62,9 +84,7 @@ _SIZES_SQL = (
     "(SELECT * FROM unnest(%(ws)s::text[], %(refs)s::text[]))), 0), coalesce(sum(chunks), 0) "
     "FROM docs_ref_stats"
 )
-_COUNT_UP_TO_K_SQL = (
-    f"SELECT count(*) FROM (SELECT 1 FROM docs_chunks WHERE {IN_SCOPES} LIMIT %(k)s) AS held"
-)
+_COUNT_UP_TO_K_SQL = f"SELECT count(*) FROM (SELECT 1 FROM {SCOPED} LIMIT %(k)s) AS held"
 
 
 def scope_params(scopes: Sequence[RefScope]) -> dict[str, Any]:
@@ -110,17 +130,18 @@ def search_refs(
     ef = walk_ef(conn, [(w, r) for w, r, _ in scopes], k, ef_search)
     if ef is not None:
         with walking(conn, ef, ef_search):
-            rows = conn.execute(HNSW_SQL, params).fetchall()
+            rows = conn.execute(WALK_SQL, {**params, "ef": ef}).fetchall()
         if len(rows) < k:
             held = int((conn.execute(_COUNT_UP_TO_K_SQL, params).fetchone() or (0,))[0])
             if held > len(rows):
                 rows = []
     if not rows:
-        rows = conn.execute(_EXACT_SQL, params).fetchall()
+        rows = conn.execute(EXACT_SQL, params).fetchall()
     hits = [
         dataclasses.replace(StoredHit.from_columns(row[1:7], row[7]), workspace=str(row[0]))
         for row in rows
     ]
+    # Scores as the caller compares them (two distances may round to one score).
     hits.sort(key=lambda h: (-h.score, h.workspace, h.path, h.chunk))
     return hits
 

@@ -191,7 +191,7 @@ def search_text_refs(
     if any(paths is not None for _, _, paths in scopes):
         among = np.array(
             conn.execute(
-                f"SELECT id FROM docs_chunks WHERE {postgres_many.IN_SCOPES} ORDER BY id",
+                f"SELECT id FROM {postgres_many.SCOPED} ORDER BY id",
                 postgres_many.scope_params(scopes),
             ).fetchall(),
             dtype=np.int64,
