@@ -183,6 +183,24 @@ def test_a_text_search_of_many_refs_scores_their_union_as_one_corpus(store: Stor
         assert hit.score == pytest.approx(score_of[(hit.workspace, hit.path, hit.chunk)])
 
 
+def test_a_ref_named_twice_is_searched_once(store: Store) -> None:
+    organisation(store, 3)
+    once: list[RefScope] = [("team0", "new", None), ("team1", "new", None)]
+    twice: list[RefScope] = [*once, ("team1", "new", ["docs/team1/page0.md"]), once[0]]
+    for query in ("rotate the payments key", "gateway timeout"):
+        assert places(store.search_text_refs(twice, query, 20)) == places(
+            store.search_text_refs(once, query, 20)
+        )
+        vector = unit(4321)
+        assert places(store.search_refs(twice, vector, 20)) == places(
+            store.search_refs(once, vector, 20)
+        )
+    # Some paths of one ref, named twice: the union of the paths.
+    pages = [("team1", "new", ["docs/team1/page0.md"]), ("team1", "new", ["docs/team1/page1.md"])]
+    paths = {h.path for h in store.search_refs(pages, unit(4321), 50)}
+    assert paths == {"docs/team1/page0.md", "docs/team1/page1.md"}
+
+
 def test_currents_indexed_refs_and_titles_of_many_workspaces(store: Store) -> None:
     organisation(store, 4)
     assert store.currents(["team0", "team3", "nobody"]) == {"team0": "new", "team3": "new"}

@@ -246,6 +246,15 @@ def blob_vector(blob: bytes) -> Vector:
 def searched_scopes(
     scopes: Sequence[tuple[str, str, Collection[str] | None]],
 ) -> list[tuple[str, str, Collection[str] | None]]:
-    """The scopes of a search over many refs that can find anything: an empty set of paths
-    finds nothing, as in a search of one ref."""
-    return [s for s in scopes if s[2] is None or s[2]]
+    """The scopes of a search over many refs that can find anything, one per (workspace, ref):
+    an empty set of paths finds nothing, as in a search of one ref, and a ref named twice is
+    searched once (whole if either names it whole, else the union of the paths)."""
+    merged: dict[tuple[str, str], set[str] | None] = {}
+    for workspace, ref, paths in scopes:
+        if paths is not None and not paths:
+            continue
+        key = (workspace, ref)
+        if key in merged and merged[key] is None:
+            continue
+        merged[key] = None if paths is None else {*(merged.get(key) or ()), *paths}
+    return [(w, r, paths) for (w, r), paths in merged.items()]

@@ -146,23 +146,29 @@ def search_text(
     return bm25.hits(ids, scores, k, rows_of)
 
 
-# The totals of each of several refs, and how many of its chunks hold each asked term: counts
-# only (a list is rare or common in the union, not in one ref, so the lists worth reading are
-# chosen after the counts are summed). A ref holding none of the terms still gives its totals.
+# The union's totals (its chunks and their length), and for each asked term how many of the
+# union's chunks hold it, summed over its refs: counts only (a list is rare or common in the
+# union, not in one ref, so the lists worth reading are chosen after the counts are summed).
+# Each term is looked up alone, by equality (the aggregate keeps the LATERAL from being
+# flattened), through docs_term_lists_term: the (workspace, ref) primary key with `term =
+# ANY(...)` read every term of every ref, 2 s at 1,000 refs of 8,000 terms (migration 0011).
 _COUNTS_OF_MANY_SQL = (
-    "SELECT s.workspace, s.ref, s.chunks, s.length, l.term, l.chunks "
-    "FROM unnest(%(ws)s::text[], %(refs)s::text[]) AS r(workspace, ref) "
-    "JOIN docs_ref_stats AS s ON s.workspace = r.workspace AND s.ref = r.ref "
-    "LEFT JOIN LATERAL (SELECT term, chunks FROM docs_term_lists AS t "
-    "WHERE t.workspace = s.workspace AND t.ref = s.ref AND t.term = ANY(%(terms)s::text[])) "
-    "AS l ON true"
+    "WITH r AS MATERIALIZED (SELECT * FROM unnest(%(ws)s::text[], %(refs)s::text[]) "
+    "AS r(workspace, ref)) "
+    "SELECT NULL::text, sum(s.chunks), sum(s.length) FROM docs_ref_stats AS s "
+    "JOIN r ON s.workspace = r.workspace AND s.ref = r.ref "
+    "UNION ALL SELECT q.term, l.chunks, NULL FROM unnest(%(terms)s::text[]) AS q(term) "
+    "CROSS JOIN LATERAL (SELECT count(*) AS n, sum(t.chunks) AS chunks "
+    "FROM docs_term_lists AS t JOIN r ON t.workspace = r.workspace AND t.ref = r.ref "
+    "WHERE t.term = q.term) AS l WHERE l.n > 0"
 )
-# The lists of some terms in each of several refs. A join: the planner looks each ref's terms
-# up through the primary key (a LATERAL of every ref and term was 20x slower at 288 refs).
+# The lists of some terms in each of several refs: each term looked up alone (OFFSET 0 keeps
+# it a lookup), by the term index for a large union and the primary key for a small one.
 _READ_LISTS_OF_MANY_SQL = (
-    "SELECT t.term, t.ids, t.tfs, t.lengths FROM docs_term_lists AS t "
+    "SELECT q.term, l.ids, l.tfs, l.lengths FROM unnest(%(terms)s::text[]) AS q(term) "
+    "CROSS JOIN LATERAL (SELECT t.ids, t.tfs, t.lengths FROM docs_term_lists AS t "
     "JOIN unnest(%(ws)s::text[], %(refs)s::text[]) AS r(workspace, ref) "
-    "ON t.workspace = r.workspace AND t.ref = r.ref WHERE t.term = ANY(%(terms)s::text[])"
+    "ON t.workspace = r.workspace AND t.ref = r.ref WHERE t.term = q.term OFFSET 0) AS l"
 )
 
 
@@ -170,23 +176,23 @@ def search_text_refs(
     conn: Connection, scopes: Sequence[RefScope], query: str, k: int
 ) -> list[StoredHit]:
     """The k chunks of the union of `scopes` that best match `query` by BM25, scored with the
-    union's statistics (Store.search_text_refs): the counts and totals of every ref in one
-    round trip, then the lists of the terms worth ranking by (rare in the union first) in one
-    more a round."""
+    union's statistics (Store.search_text_refs): the union's totals and its count of each term
+    in one round trip, then the lists of the terms worth ranking by (rare in the union first)
+    in one more a round."""
     asked = query_terms(query)
     if not asked or k < 1 or not scopes:
         return []
     refs = {"ws": [w for w, _, _ in scopes], "refs": [r for _, r, _ in scopes]}
     found = conn.execute(_COUNTS_OF_MANY_SQL, {**refs, "terms": asked}).fetchall()
-    totals = {(w, r): (int(n), int(length)) for w, r, n, length, *_ in found}
-    if not totals:
-        return []  # none of the refs has chunks
-    chunks = sum(n for n, _ in totals.values())
-    length = sum(size for _, size in totals.values())
     held: dict[str, int] = {}
-    for _, _, _, _, term, n in found:
-        if term is not None:
-            held[term] = held.get(term, 0) + int(n)
+    chunks = length = 0
+    for term, n, size in found:
+        if term is None:
+            chunks, length = int(n or 0), int(size or 0)
+        else:
+            held[term] = int(n)
+    if not chunks:
+        return []  # none of the refs has chunks
     among = None
     if any(paths is not None for _, _, paths in scopes):
         among = np.array(
