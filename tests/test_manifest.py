@@ -23,7 +23,7 @@ from docshelf import app
 from docshelf.app.manifest import index_manifest
 from docshelf.config import Config
 from docshelf.errors import ConfigError
-from docshelf.stores import open_store
+from docshelf.stores import SQLiteStore, open_store
 from docshelf.workspace import GitWorkspace
 from docshelf.workspace.manifest import ManifestEntry, read_manifest
 from tests.support.gitrepo import Repo
@@ -184,6 +184,54 @@ def test_a_manifest_reads_the_next_workspaces_docs_while_one_indexes_and_each_on
     again = index_manifest(config, entries, jobs=2)
     assert all(o.result is not None and o.result.already_indexed for o in again)
     assert len(reads) == 5  # nothing read ahead for commits already indexed
+
+
+def test_one_commit_is_written_while_the_next_embeds_and_the_model_embeds_for_one_at_a_time(
+    tmp_path: Path, one_model: list[FakeEmbedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = [f"team{i}" for i in range(4)]
+    for name in names:
+        repo(tmp_path / name, name)
+    inside = 0
+    most_inside = 0
+    lock = threading.Lock()
+    team1_embedding = threading.Event()
+    real_embed = FakeEmbedder.embed
+
+    def embed(self: FakeEmbedder, texts: Any) -> Any:
+        nonlocal inside, most_inside
+        with lock:
+            inside += 1
+            most_inside = max(most_inside, inside)
+        if any("team1 runbook" in t for t in texts):
+            team1_embedding.set()
+        time.sleep(0.05)  # long enough for another caller to arrive if it could
+        try:
+            return real_embed(self, texts)
+        finally:
+            with lock:
+                inside -= 1
+
+    monkeypatch.setattr(FakeEmbedder, "embed", embed)
+    real_write = SQLiteStore.replace_doc_chunks
+    overlapped: list[bool] = []
+
+    def write(self: SQLiteStore, workspace: str, ref: str, rows: Any, files: Any = ()) -> None:
+        if workspace == "team0":
+            # team0's write waits for team1's embedding: indexed one after the other, team1
+            # would not start before this write ended, and the wait would time out.
+            overlapped.append(team1_embedding.wait(30))
+        real_write(self, workspace, ref, rows, files)
+
+    monkeypatch.setattr(SQLiteStore, "replace_doc_chunks", write)
+    entries = [ManifestEntry(str(tmp_path / n), n) for n in names]
+    config = Config(store=str(tmp_path / "org.sqlite3"), mirror_dir=str(tmp_path / "m"))
+    seen: list[str] = []
+    outcomes = index_manifest(config, entries, jobs=2, report=lambda o: seen.append(o.entry.label))
+    assert overlapped == [True]
+    assert most_inside == 1  # never two commits' texts in the model at once
+    assert seen == names  # reported in the manifest's order
+    assert [o.result is not None and o.result.chunks == 1 for o in outcomes] == [True] * 4
 
 
 def test_index_manifest_prints_each_workspace_and_a_summary_and_fails_when_one_failed(

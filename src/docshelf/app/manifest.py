@@ -5,8 +5,9 @@ serve --manifest` serves them, reading the manifest again at each sync round.
 Constraints:
 - Syncing (a clone URL's fetch, a commit resolved) and reading a commit's docs wait on the
   network and git, embedding on the one model: up to `jobs` workspaces ahead sync and read
-  their docs at once while the commits are indexed (chunked, embedded, written) one at a time,
-  in the manifest's order.
+  their docs at once. INDEXING_AT_ONCE commits are indexed at once, and they take turns at the
+  model (`_TakingTurns`): one commit's chunking, lookups of stored vectors and write overlap
+  another's embedding. Outcomes are reported in the manifest's order.
 - A workspace that fails (a source that is not there, a ref that does not resolve, an indexing
   error) is an outcome with its error; the previous ref of that workspace keeps serving. A store
   or an embedder that cannot be set up fails the whole run before any workspace.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -44,7 +46,9 @@ __all__ = [
 if TYPE_CHECKING:
     from docshelf.app.service import Embedder
     from docshelf.config import Config
+    from docshelf.indexer import Embedder as IndexingEmbedder
     from docshelf.indexer import Indexer, IndexResult
+    from docshelf.rows import Vector
     from docshelf.stores.contract import Store
     from docshelf.workspace import Workspace
 
@@ -53,6 +57,10 @@ _log = logging.getLogger("docshelf.app")
 # Workspaces synced at once by default; at most MAX_JOBS.
 DEFAULT_JOBS = 4
 MAX_JOBS = 32
+
+# Commits of a manifest indexed at once (at most `jobs`): while one embeds, the other chunks,
+# looks its vectors up and writes. The model embeds for one at a time.
+INDEXING_AT_ONCE = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,12 +93,13 @@ def index_manifest(
     from docshelf.indexer import Indexer  # noqa: PLC0415 - numpy loads with the indexer
 
     embedder = configured_embedder(config)
+    shared = None if embedder is None else _TakingTurns(embedder)
     outcomes: list[ManifestOutcome] = []
     with open_configured_store(config, embedder) as store:
 
         def synced(entry: ManifestEntry) -> tuple[Indexer, str]:
             ws = _opened(entry, config)
-            indexer = Indexer(store, embedder, ws, batch_size=indexing_batch(config))
+            indexer = Indexer(store, shared, ws, batch_size=indexing_batch(config))
             try:
                 ref = indexer.sync(entry.ref)
                 # Read its docs now, while an earlier workspace embeds; a failure here is
@@ -103,26 +112,80 @@ def index_manifest(
                 raise
 
         ahead = max(1, min(jobs, MAX_JOBS))
-        with ThreadPoolExecutor(ahead, "docshelf-sync") as pool:
+        with (
+            ThreadPoolExecutor(ahead, "docshelf-sync") as pool,
+            ThreadPoolExecutor(min(ahead, INDEXING_AT_ONCE), "docshelf-index") as indexing,
+        ):
             # At most `ahead` workspaces synced (and read) before their turn: memory holds the
             # docs of a few, however long the manifest.
             futures: list[Future[tuple[Indexer, str]]] = [
                 pool.submit(synced, entry) for entry in entries[:ahead]
             ]
+            indexed: list[Future[ManifestOutcome]] = []
+
+            def index_next() -> None:
+                n = len(indexed)
+                indexed.append(indexing.submit(_indexed, entries[n], futures[n]))
+                if n + ahead < len(entries):
+                    futures.append(pool.submit(synced, entries[n + ahead]))
+
             try:
-                for n, entry in enumerate(entries):
-                    outcome = _indexed(entry, futures[n])
+                for _ in entries[: min(ahead, INDEXING_AT_ONCE)]:
+                    index_next()
+                for n in range(len(entries)):
+                    outcome = indexed[n].result()
                     outcomes.append(outcome)
-                    if n + ahead < len(entries):
-                        futures.append(pool.submit(synced, entries[n + ahead]))
+                    if len(indexed) < len(entries):
+                        index_next()
                     if report is not None:
                         report(outcome)
             finally:  # a bug or an interrupt: the syncs not indexed release their pins
-                for future in futures[len(outcomes) :]:
+                # An index under way closes its own; one not started never will.
+                unstarted = [
+                    futures[n] for n in range(len(outcomes), len(indexed)) if indexed[n].cancel()
+                ]
+                for future in [*unstarted, *futures[len(indexed) :]]:
                     future.cancel()
                     if not future.cancelled() and future.exception() is None:
                         future.result()[0].close()
     return outcomes
+
+
+class _TakingTurns:
+    """An embedder that embeds for one caller at a time: the commits indexed at once take
+    turns at the model (which would only share the same cores), and do the rest meanwhile."""
+
+    def __init__(self, embedder: IndexingEmbedder) -> None:
+        self._embedder = embedder
+        self._turn = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return self._embedder.model_id
+
+    @property
+    def dim(self) -> int:
+        return self._embedder.dim
+
+    @property
+    def batch_chars(self) -> int | None:
+        return self._embedder.batch_chars
+
+    @property
+    def batch_text_chars(self) -> int | None:
+        return self._embedder.batch_text_chars
+
+    @property
+    def batch_texts(self) -> int | None:
+        return self._embedder.batch_texts
+
+    def embed(self, texts: list[str]) -> Vector:
+        with self._turn:
+            return self._embedder.embed(texts)
+
+    def embed_documents(self, texts: list[str]) -> Vector:
+        with self._turn:
+            return self._embedder.embed_documents(texts)
 
 
 def _indexed(entry: ManifestEntry, future: Future[tuple[Indexer, str]]) -> ManifestOutcome:
