@@ -346,8 +346,8 @@ def docs_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
     type=click.IntRange(1, MAX_JOBS),
     default=DEFAULT_JOBS,
     show_default=True,
-    help="With --manifest: how many workspaces sync (fetch, resolve) at once; their commits are "
-    "indexed one at a time.",
+    help="With --manifest: how many workspaces sync (fetch, resolve) and read their docs ahead "
+    "at once; two commits are indexed at once, taking turns at the model.",
 )
 @mirror_dir_option
 @store_options
