@@ -309,7 +309,7 @@ def test_with_two_workspaces_outline_shows_both_and_read_finds_the_one_holding_t
         f"{billing.head()[:12]}\n1  # Billing\n"
     )
     err = refused("read", PAYMENTS, "--store", store)
-    assert f"'{PAYMENTS}' is in the docs of billing and shop; name one as --workspace" in err
+    assert f"'{PAYMENTS}' is in the docs of billing, shop; name one as --workspace" in err
     for name in ("shop", str(repo.path.resolve())):  # the shown name or the store's
         mine = as_json("read", PAYMENTS, "--workspace", name, "--store", store)
         assert (mine["ref"], mine["total_lines"]) == (repo.head(), 5)

@@ -22,6 +22,7 @@ from docshelf.mcp_server import build_server
 from docshelf.mcp_server.schemas import ENUM_WORKSPACES
 from docshelf.mcp_server.tool import DESCRIBED_WORKSPACES
 from docshelf.present import CLI, render_outline
+from docshelf.reading import DocsOutline
 from docshelf.rows import ChunkRow, FileRow
 from docshelf.stores import open_store
 from tests.test_cli_index import docshelf
@@ -46,9 +47,10 @@ def org(tmp_path_factory: pytest.TempPathFactory) -> str:
             row = ChunkRow(
                 "docs/runbook.md", 0, f"Team {team:03d} runbook", text, 1, 3, f"h{team}", None
             )
-            store.replace_doc_chunks(
-                name, ref, [row], [FileRow("docs/runbook.md", text, f"t{team}", 3)]
-            )
+            files = [FileRow("docs/runbook.md", text, f"t{team}", 3)]
+            if team == 7:  # a file no other workspace has
+                files.append(FileRow("docs/only/seven.md", "Only team 7.\n", "seven", 1))
+            store.replace_doc_chunks(name, ref, [row], files)
             store.set_current(name, ref)
     return path
 
@@ -82,6 +84,49 @@ def test_the_overview_of_many_workspaces_comes_a_page_at_a_time(service: app.Ser
     ):
         with pytest.raises(ConfigError, match=f"page must be a whole number from 1 to 3; {said}"):
             service.outline(page=page)
+
+
+def test_a_path_named_without_its_workspace_is_found_in_a_few_reads_of_the_store(
+    service: app.Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[str] = []
+    store = service.reads
+    for name in ("current", "currents", "indexed_refs", "has_chunks", "has_files", "files"):
+        real = getattr(store, name)
+
+        def counted(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            reads.append(_name)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(store, name, counted)
+    real_files_refs = store.files_refs
+
+    def files_refs(refs: Any, prefix: str = "") -> Any:
+        reads.append(f"files_refs {len(refs)} {prefix}")
+        return real_files_refs(refs, prefix)
+
+    monkeypatch.setattr(store, "files_refs", files_refs)
+    reading = service.read("docs/only/seven.md")
+    assert (reading.workspace, reading.lines) == ("team007", ["Only team 7."])
+    # The holder is found in three reads over all 120 workspaces; then the file of the one.
+    assert reads[:3] == ["currents", "indexed_refs", f"files_refs {TEAMS} docs/only/seven.md"]
+    assert len(reads) < 10, reads
+    reads.clear()
+    outline = service.outline("docs/only/")
+    assert isinstance(outline, DocsOutline) and outline.workspace == "team007"
+    assert reads[2] == f"files_refs {TEAMS} docs/only/"
+    reads.clear()
+    outline = service.outline("**/seven.md")  # a glob: every file of every workspace, at once
+    assert isinstance(outline, DocsOutline) and outline.workspace == "team007"
+    assert reads[2] == f"files_refs {TEAMS} "
+    # A path every workspace holds: the message names 20 of them and counts the rest.
+    with pytest.raises(ConfigError) as several:
+        service.read("docs/runbook.md")
+    message = str(several.value)
+    assert "team000, team001" in message and f"and {TEAMS - 20} more" in message
+    assert "team119" not in message
+    with pytest.raises(ConfigError, match="not an indexed doc of any served workspace"):
+        service.read("docs/nowhere.md")
 
 
 def test_a_search_of_every_workspace_ranks_them_together(service: app.Service) -> None:

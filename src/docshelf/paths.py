@@ -73,6 +73,12 @@ class PathFilter:
     text: str
     pattern: re.Pattern[str] | None
 
+    @property
+    def prefix(self) -> str:
+        """What every path it keeps starts with: the folder or file ("" for a glob, which may
+        match anywhere)."""
+        return self.text if self.pattern is None else ""
+
     def keeps(self, path: str) -> bool:
         if self.pattern is not None:
             return self.pattern.fullmatch(path) is not None

@@ -224,6 +224,32 @@ def test_currents_indexed_refs_and_titles_of_many_workspaces(store: Store) -> No
     assert store.currents([]) == {} and store.indexed_refs(set()) == set()
 
 
+def test_the_files_of_many_refs_under_a_prefix_in_one_read(store: Store) -> None:
+    def page(path: str) -> FileRow:
+        return FileRow(path, f"{path}\n", f"h-{path}", 1)
+
+    store.replace_doc_chunks(
+        "a", "r1", [], [page("docs/x.md"), page("docs/ops/y.md"), page("README.md")]
+    )
+    store.replace_doc_chunks("b", "r1", [], [page("docs/ops/z.md"), page("docsy.md")])
+    store.replace_doc_chunks("b", "r0", [], [page("docs/ops/old.md")])
+    refs = [("a", "r1"), ("b", "r1"), ("c", "r9")]
+    every = store.files_refs(refs)
+    assert {key: [f.path for f in files] for key, files in every.items()} == {
+        ("a", "r1"): ["README.md", "docs/ops/y.md", "docs/x.md"],
+        ("b", "r1"): ["docs/ops/z.md", "docsy.md"],
+    }
+    assert every[("a", "r1")] == store.files("a", "r1")  # as `files` lists them
+    under = store.files_refs(refs, "docs/ops/")
+    assert {key: [f.path for f in files] for key, files in under.items()} == {
+        ("a", "r1"): ["docs/ops/y.md"],
+        ("b", "r1"): ["docs/ops/z.md"],
+    }
+    assert store.files_refs(refs, "docs/x.md") == {("a", "r1"): store.files("a", "r1")[2:]}
+    assert store.files_refs(refs, "nothing/") == {}
+    assert store.files_refs([], "docs") == {}
+
+
 def test_a_search_of_many_refs_is_a_bounded_number_of_statements(store: Store) -> None:
     organisation(store, 40, per_team=4)
     counts = []

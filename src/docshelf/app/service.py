@@ -590,7 +590,7 @@ class Service:
         first = check_line(start_line, "start_line")
         last = check_line(end_line, "end_line")
         if workspace is None and self.several:
-            served = self._holder(ref, lambda files: any(f.path == doc for f in files), doc)
+            served = self._holder(ref, lambda files: any(f.path == doc for f in files), doc, doc)
         else:
             served = self.served_as(workspace)
         answer_ref, note = self._files_ref(served, self._pin_of(served, ref), "these lines")
@@ -624,7 +624,9 @@ class Service:
             return self.overview(ref, page)
         if workspace is None and self.several:
             assert chosen is not None
-            served = self._holder(ref, lambda files: bool(selected(files, chosen)), chosen.text)
+            served = self._holder(
+                ref, lambda files: bool(selected(files, chosen)), chosen.text, chosen.prefix
+            )
         else:
             served = self.served_as(workspace)
         pinned = self._pin_of(served, ref)
@@ -649,28 +651,32 @@ class Service:
             cut=not complete,
         )
 
-    def _holder(self, ref: Pins, holds: Callable[[list[StoredFile]], bool], path: str) -> Served:
+    def _holder(
+        self, ref: Pins, holds: Callable[[list[StoredFile]], bool], path: str, prefix: str
+    ) -> Served:
         """The one served workspace whose docs `holds` accepts (a path named without its
-        workspace).
+        workspace), among their files under `prefix`: three reads of the store, however many
+        workspaces (`_known_refs`, then every answering ref's files under `prefix` at once).
 
         Raises:
             ConfigError: none or several hold it: name the workspace.
         """
-        holders = []
+        known = self._known_refs(self.served, ref)
+        answering: dict[tuple[str, str], Served] = {}
         for served in self.served:
             try:
-                answer_ref, _ = self._files_ref(served, self._pin_of(served, ref))
+                answer_ref, _ = self._ref_for(served, self._pin_of(served, ref), known=known)
             except NotIndexedError:
                 continue
-            if holds(self.reads.files(served.name, answer_ref)):
-                holders.append(served)
+            answering[(served.name, answer_ref)] = served
+        found = self.reads.files_refs(list(answering), prefix)
+        holders = [served for key, served in answering.items() if holds(found.get(key, []))]
         if len(holders) == 1:
             return holders[0]
         if holders:
             raise ConfigError(
-                f"{shown_value(path)} is in the docs of "
-                + " and ".join(h.label for h in holders)
-                + f"; name one as {term('workspace')}"
+                f"{shown_value(path)} is in the docs of {listed([h.label for h in holders])}; "
+                f"name one as {term('workspace')}"
             )
         raise ConfigError(
             f"{shown_value(path)} is not an indexed doc of any served workspace "

@@ -262,3 +262,10 @@ class Store(Protocol):
     ) -> dict[tuple[str, str], Vector]:
         """The title vectors of these files ((workspace, ref, path) each), by (workspace,
         path), as file_titles finds them."""
+
+    def files_refs(
+        self, refs: Collection[tuple[str, str]], prefix: str = ""
+    ) -> dict[tuple[str, str], list[StoredFile]]:
+        """The files of each of these refs ((workspace, ref) each) whose path starts with
+        `prefix`, as `files` lists them, by (workspace, ref); a ref with none is left out. One
+        read, however many refs (a path named without its workspace)."""

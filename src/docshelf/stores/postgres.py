@@ -648,6 +648,16 @@ class PostgresStore(PooledConnections, Store):
             "reading file titles", lambda conn: postgres_many.file_titles_refs(conn, files)
         )
 
+    def files_refs(
+        self, refs: Collection[tuple[str, str]], prefix: str = ""
+    ) -> dict[tuple[str, str], list[StoredFile]]:
+        if not refs:
+            return {}
+        return self._read(
+            "listing the files of many refs",
+            lambda conn: postgres_many.files_refs(conn, refs, prefix),
+        )
+
 
 # The refs of a workspace that a prune deletes: all but the kept and the pinned ones.
 _GONE = (

@@ -29,7 +29,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import TupleRow
 
-from docshelf.rows import StoredHit, Vector
+from docshelf.rows import StoredFile, StoredHit, Vector
 from docshelf.stores.common import blob_vector
 from docshelf.stores.contract import RefScope
 
@@ -187,3 +187,22 @@ def file_titles_refs(
         ([w for w, _, _ in wanted], [r for _, r, _ in wanted], [p for _, _, p in wanted]),
     ).fetchall()
     return {(str(w), str(p)): blob_vector(bytes(v)) for w, p, v in rows}
+
+
+def files_refs(
+    conn: Connection, refs: Collection[tuple[str, str]], prefix: str
+) -> dict[tuple[str, str], list[StoredFile]]:
+    wanted = sorted(set(refs))
+    rows = conn.execute(
+        "SELECT f.workspace, f.ref, f.path, f.lines, f.size FROM docs_ref_files AS f "
+        "JOIN unnest(%s::text[], %s::text[]) AS q(workspace, ref) "
+        "ON f.workspace = q.workspace AND f.ref = q.ref WHERE starts_with(f.path, %s) "
+        'ORDER BY f.path COLLATE "C"',
+        ([w for w, _ in wanted], [r for _, r in wanted], prefix),
+    ).fetchall()
+    found: dict[tuple[str, str], list[StoredFile]] = {}
+    for workspace, ref, path, lines, size in rows:
+        found.setdefault((str(workspace), str(ref)), []).append(
+            StoredFile(str(path), int(lines), int(size))
+        )
+    return found

@@ -630,6 +630,14 @@ class SQLiteStore(Store):
         with self._errors("reading file titles"):
             return sqlite_many.file_titles_refs(self._connect(), files)
 
+    def files_refs(
+        self, refs: Collection[tuple[str, str]], prefix: str = ""
+    ) -> dict[tuple[str, str], list[StoredFile]]:
+        if not refs:
+            return {}
+        with self._errors("listing the files of many refs"):
+            return sqlite_many.files_refs(self._connect(), refs, prefix)
+
     def _forget(self, workspace: str, ref: str) -> None:
         self._matrices.forget(workspace, ref)
 

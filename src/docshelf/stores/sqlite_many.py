@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from docshelf.rows import StoredHit, Vector
+from docshelf.rows import StoredFile, StoredHit, Vector
 from docshelf.stores import bm25
 from docshelf.stores.bm25 import TermList
 from docshelf.stores.common import blob_vector
@@ -177,3 +177,20 @@ def file_titles_refs(
         (json.dumps([list(f) for f in sorted(set(files))], ensure_ascii=False),),
     ).fetchall()
     return {(str(w), str(p)): blob_vector(v) for w, p, v in rows}
+
+
+def files_refs(
+    conn: sqlite3.Connection, refs: Collection[tuple[str, str]], prefix: str
+) -> dict[tuple[str, str], list[StoredFile]]:
+    rows = conn.execute(
+        f"SELECT f.workspace, f.ref, f.path, f.lines, f.size FROM ({_PAIRS}) AS q "
+        "JOIN ref_files AS f ON f.workspace = q.workspace AND f.ref = q.ref "
+        "WHERE substr(f.path, 1, length(?)) = ? ORDER BY f.workspace, f.ref, f.path",
+        (pairs(refs), prefix, prefix),
+    ).fetchall()
+    found: dict[tuple[str, str], list[StoredFile]] = {}
+    for workspace, ref, path, lines, size in rows:
+        found.setdefault((str(workspace), str(ref)), []).append(
+            StoredFile(str(path), int(lines), int(size))
+        )
+    return found
