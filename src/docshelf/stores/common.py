@@ -21,13 +21,14 @@ from __future__ import annotations
 import math
 import secrets
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
 from docshelf.errors import ConfigError, StoreError
-from docshelf.rows import ChunkRow, FileRow, Vector, check_unit, unit_query
+from docshelf.rows import ChunkRow, FileRow, StoredFile, Vector, check_unit, unit_query
 
 # Random bytes of a pin's id: 128 bits, so ids made by any number of processes never collide.
 PIN_ID_BYTES = 16
@@ -258,3 +259,14 @@ def searched_scopes(
             continue
         merged[key] = None if paths is None else {*(merged.get(key) or ()), *paths}
     return [(w, r, paths) for (w, r), paths in merged.items()]
+
+
+def files_by_ref(rows: Iterable[Sequence[Any]]) -> dict[tuple[str, str], list[StoredFile]]:
+    """Rows of (workspace, ref, path, lines, size), in order, as each ref's files
+    (Store.files_refs)."""
+    found: dict[tuple[str, str], list[StoredFile]] = {}
+    for workspace, ref, path, lines, size in rows:
+        found.setdefault((str(workspace), str(ref)), []).append(
+            StoredFile(str(path), int(lines), int(size))
+        )
+    return found

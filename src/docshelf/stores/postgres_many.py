@@ -30,7 +30,7 @@ import psycopg
 from psycopg.rows import TupleRow
 
 from docshelf.rows import StoredFile, StoredHit, Vector
-from docshelf.stores.common import blob_vector
+from docshelf.stores.common import blob_vector, files_by_ref
 from docshelf.stores.contract import RefScope
 
 Connection = psycopg.Connection[TupleRow]
@@ -200,9 +200,4 @@ def files_refs(
         'ORDER BY f.path COLLATE "C"',
         ([w for w, _ in wanted], [r for _, r in wanted], prefix),
     ).fetchall()
-    found: dict[tuple[str, str], list[StoredFile]] = {}
-    for workspace, ref, path, lines, size in rows:
-        found.setdefault((str(workspace), str(ref)), []).append(
-            StoredFile(str(path), int(lines), int(size))
-        )
-    return found
+    return files_by_ref(rows)

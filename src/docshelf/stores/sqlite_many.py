@@ -21,7 +21,7 @@ import numpy as np
 from docshelf.rows import StoredFile, StoredHit, Vector
 from docshelf.stores import bm25
 from docshelf.stores.bm25 import TermList
-from docshelf.stores.common import blob_vector
+from docshelf.stores.common import blob_vector, files_by_ref
 from docshelf.stores.contract import RefScope
 from docshelf.stores.sqlite_vectors import MatrixCache, top_k
 from docshelf.stores.terms import query_terms
@@ -188,9 +188,4 @@ def files_refs(
         "WHERE substr(f.path, 1, length(?)) = ? ORDER BY f.workspace, f.ref, f.path",
         (pairs(refs), prefix, prefix),
     ).fetchall()
-    found: dict[tuple[str, str], list[StoredFile]] = {}
-    for workspace, ref, path, lines, size in rows:
-        found.setdefault((str(workspace), str(ref)), []).append(
-            StoredFile(str(path), int(lines), int(size))
-        )
-    return found
+    return files_by_ref(rows)
