@@ -151,6 +151,21 @@ def test_a_prune_deletes_the_vectors_no_row_holds_and_keeps_the_shared_ones(
     assert store.embeddings_for(["x-0", "x-1", "y-0"], MODEL).keys() == {"x-0", "y-0"}
 
 
+def test_a_write_makes_the_statistics_again_only_when_it_adds_a_tenth_of_the_rows(
+    store: PostgresStore, sql: psycopg.Connection[TupleRow]
+) -> None:
+    def estimated() -> float:
+        row = sql.execute("SELECT reltuples FROM pg_class WHERE relname = 'docs_chunks'")
+        return float(_first(row.fetchone()))
+
+    store.replace_doc_chunks("a", "r", chunk_rows([unit(i) for i in range(200)], text="a"))
+    assert estimated() == 200  # a new table: analysed at its first write
+    store.replace_doc_chunks("b", "r", chunk_rows([unit(i) for i in range(5)], text="b"))
+    assert estimated() == 200  # 5 of 205: not sampled again for so few
+    store.replace_doc_chunks("c", "r", chunk_rows([unit(i) for i in range(100)], text="c"))
+    assert estimated() == 305
+
+
 def test_migration_11_keeps_each_stored_vector_once(
     store: PostgresStore, postgres_url: str, sql: psycopg.Connection[TupleRow]
 ) -> None:

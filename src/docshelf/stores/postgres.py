@@ -77,7 +77,7 @@ from docshelf.stores.postgres_pool import (
     check_ef_search,
 )
 from docshelf.stores.postgres_schema import check_width, prepare
-from docshelf.stores.postgres_text import write_term_lists
+from docshelf.stores.postgres_text import analyze_if_grown, write_term_lists
 from docshelf.stores.terms import term_columns
 
 # What other modules take from here; the pool's timeout and without_password live beside the
@@ -241,9 +241,11 @@ class PostgresStore(PooledConnections, Store):
             )
             # Rows are checked as they stream: an error, ours or the caller's iterator's, aborts
             # the COPY and the transaction, so nothing of the new rows is written.
+            written = 0
             with cur.copy(COPY_SQL) as copy:
                 copy.set_types(COPY_TYPES)
                 for row in rows:
+                    written += 1
                     copy.write_row(
                         (
                             *(workspace, ref, *row.columns(), self._embedding(row)),
@@ -265,7 +267,7 @@ class PostgresStore(PooledConnections, Store):
             # Fresh statistics, so the planner reads the ref through its indexes at once: a table
             # it has never analysed looks empty, and it would scan the whole table instead until
             # autovacuum gets round to it.
-            cur.execute("ANALYZE docs_chunks")
+            analyze_if_grown(cur, "docs_chunks", written)
 
     def _embedding(self, row: ChunkRow) -> Vector | None:
         return row_embedding(row, location=self.location, model_id=self.model_id, dim=self.dim)
@@ -678,22 +680,11 @@ _ADD_VECTORS_SQL = (
 
 def _add_vectors(cur: psycopg.Cursor[TupleRow], workspace: str, ref: str) -> None:
     """Add the vectors of the ref's rows to docs_vectors; call inside a replace, holding
-    TEXTS_LOCK_KEY shared, so that no prune deletes one of them meanwhile. The table's
-    statistics are made again when it grew by a tenth, as autovacuum would later, so that the
-    planner walks its HNSW index from the first search of a new store."""
+    TEXTS_LOCK_KEY shared, so that no prune deletes one of them meanwhile. Its statistics are
+    made again when it grew by a tenth, so that the planner walks its HNSW index from the first
+    search of a new store."""
     cur.execute(_ADD_VECTORS_SQL, (workspace, ref))
-    added = cur.rowcount
-    if added <= 0:
-        return
-    known = float(
-        _first(
-            cur.execute(
-                "SELECT reltuples FROM pg_class WHERE oid = 'docs_vectors'::regclass"
-            ).fetchone()
-        )
-    )
-    if known < 0 or 10 * added >= known:
-        cur.execute("ANALYZE docs_vectors")
+    analyze_if_grown(cur, "docs_vectors", cur.rowcount)
 
 
 def _write_files(
