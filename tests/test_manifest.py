@@ -234,6 +234,62 @@ def test_one_commit_is_written_while_the_next_embeds_and_the_model_embeds_for_on
     assert [o.result is not None and o.result.chunks == 1 for o in outcomes] == [True] * 4
 
 
+def test_two_forks_side_by_side_embed_their_shared_texts_once(
+    tmp_path: Path, one_model: list[FakeEmbedder]
+) -> None:
+    # The same docs in two repositories indexed at once: neither finds the other's vectors in
+    # the store (nothing is written yet), and the model still embeds each text once.
+    for name in ("upstream", "fork"):
+        made = Repo(tmp_path / name)
+        for i in range(12):
+            made.write(f"docs/page{i}.md", f"# Page {i}\n\nShared text number {i}.\n")
+        made.commit(name)
+    entries = [ManifestEntry(str(tmp_path / n), n) for n in ("upstream", "fork")]
+    config = Config(store=str(tmp_path / "org.sqlite3"), mirror_dir=str(tmp_path / "m"))
+    outcomes = index_manifest(config, entries, jobs=2)
+    assert [o.result is not None and o.result.chunks == 12 for o in outcomes] == [True, True]
+    sent = one_model[0].texts
+    assert len(sent) == len(set(sent)) == 12
+
+
+def test_an_interrupt_stops_the_commit_under_way_at_its_next_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo(tmp_path / "team0", "team0")
+    big = Repo(tmp_path / "team1")
+    for i in range(30):
+        big.write(f"docs/page{i}.md", f"# Page {i}\n\nTeam 1 text number {i}.\n")
+    big.commit("team1")
+    made: list[FakeEmbedder] = []
+
+    def one_embedder(config: Config, *, serving: bool = False) -> FakeEmbedder:
+        made.append(FakeEmbedder())
+        made[-1].batch_chars = 60  # a text or two a batch: team1 takes 15 or more
+        return made[-1]
+
+    monkeypatch.setattr(app, "configured_embedder", one_embedder)
+    real = FakeEmbedder.embed
+
+    def slow(self: FakeEmbedder, texts: Any) -> Any:
+        time.sleep(0.1)
+        return real(self, texts)
+
+    monkeypatch.setattr(FakeEmbedder, "embed", slow)
+
+    def interrupted(outcome: Any) -> None:
+        raise KeyboardInterrupt
+
+    entries = [ManifestEntry(str(tmp_path / n), n) for n in ("team0", "team1")]
+    location = str(tmp_path / "org.sqlite3")
+    config = Config(store=location, mirror_dir=str(tmp_path / "m"))
+    with pytest.raises(KeyboardInterrupt):
+        index_manifest(config, entries, jobs=2, report=interrupted)
+    assert len(made[0].calls) < 10  # team1 stopped after a few of its batches
+    with open_store(location, model_id=MODEL, dim=DIM) as opened:
+        assert opened.current("team0") is not None
+        assert opened.current("team1") is None  # nothing of it written
+
+
 def test_index_manifest_prints_each_workspace_and_a_summary_and_fails_when_one_failed(
     tmp_path: Path,
 ) -> None:

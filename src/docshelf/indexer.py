@@ -355,14 +355,21 @@ class Indexer:
         """
         return self._source.sync(rev, self._selection())
 
-    def index(self, ref: str, progress: ProgressCallback | None = None) -> IndexResult:
+    def index(
+        self,
+        ref: str,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> IndexResult:
         """Index `ref` (unless it already is), make it current and prune the refs nobody pins.
+        `cancel`, once set, stops the run at its next batch, before anything is written.
 
         Raises:
             IndexingError: the ref could not be read, embedded or written (nothing of it was
-                written; the previous ref keeps serving), or could not be made current.
+                written; the previous ref keeps serving), could not be made current, or the run
+                was cancelled.
         """
-        return self._index(ref, progress, threading.Event(), None)
+        return self._index(ref, progress, cancel or threading.Event(), None)
 
     def _index(
         self,
@@ -712,7 +719,7 @@ def _ignore(_: Progress) -> None:
 
 def _check(cancel: threading.Event) -> None:
     if cancel.is_set():
-        raise IndexingError("cancelled at the refresh timeout")
+        raise IndexingError("cancelled (a refresh's timeout, or the run was stopped)")
 
 
 def file_rows(

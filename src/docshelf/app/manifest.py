@@ -22,7 +22,8 @@ import contextlib
 import dataclasses
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,10 @@ MAX_JOBS = 32
 # Commits of a manifest indexed at once (at most `jobs`): while one embeds, the other chunks,
 # looks its vectors up and writes. The model embeds for one at a time.
 INDEXING_AT_ONCE = 2
+
+# Vectors the commits indexed at once share (_TakingTurns): 8,192 of the local model's 384
+# dimensions are 12 MiB.
+SHARED_VECTORS = 8_192
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,10 +127,11 @@ def index_manifest(
                 pool.submit(synced, entry) for entry in entries[:ahead]
             ]
             indexed: list[Future[ManifestOutcome]] = []
+            stop = threading.Event()  # set: the commits under way stop at their next batch
 
             def index_next() -> None:
                 n = len(indexed)
-                indexed.append(indexing.submit(_indexed, entries[n], futures[n]))
+                indexed.append(indexing.submit(_indexed, entries[n], futures[n], stop))
                 if n + ahead < len(entries):
                     futures.append(pool.submit(synced, entries[n + ahead]))
 
@@ -139,6 +145,9 @@ def index_manifest(
                         index_next()
                     if report is not None:
                         report(outcome)
+            except BaseException:
+                stop.set()
+                raise
             finally:  # a bug or an interrupt: the syncs not indexed release their pins
                 # An index under way closes its own; one not started never will.
                 unstarted = [
@@ -153,11 +162,15 @@ def index_manifest(
 
 class _TakingTurns:
     """An embedder that embeds for one caller at a time: the commits indexed at once take
-    turns at the model (which would only share the same cores), and do the rest meanwhile."""
+    turns at the model (which would only share the same cores), and do the rest meanwhile.
+    A text one of them embedded lately (the last SHARED_VECTORS) is not embedded again for the
+    other: two forks side by side in a manifest look their vectors up in the store before
+    either has written them."""
 
     def __init__(self, embedder: IndexingEmbedder) -> None:
         self._embedder = embedder
         self._turn = threading.Lock()
+        self._recent: OrderedDict[str, Vector] = OrderedDict()
 
     @property
     def model_id(self) -> str:
@@ -184,17 +197,41 @@ class _TakingTurns:
             return self._embedder.embed(texts)
 
     def embed_documents(self, texts: list[str]) -> Vector:
+        import numpy as np  # noqa: PLC0415 - numpy loads with the indexer
+
         with self._turn:
-            return self._embedder.embed_documents(texts)
+            new = list(dict.fromkeys(t for t in texts if t not in self._recent))
+            if not texts or len(new) == len(texts):
+                matrix = self._embedder.embed_documents(texts)
+                if getattr(matrix, "shape", (0,))[0] == len(texts):
+                    self._keep(zip(texts, matrix, strict=True))
+                return matrix  # else the indexer's check names the fault
+            fresh: dict[str, Vector] = {}
+            if new:
+                matrix = self._embedder.embed_documents(new)
+                if getattr(matrix, "shape", (0,))[0] != len(new):
+                    return matrix
+                fresh = dict(zip(new, matrix, strict=True))
+            rows = [fresh[t] if t in fresh else self._recent[t] for t in texts]
+            self._keep(fresh.items())
+            return np.stack(rows)
+
+    def _keep(self, vectors: Iterable[tuple[str, Vector]]) -> None:
+        for text, vector in vectors:
+            self._recent[text] = vector
+            if len(self._recent) > SHARED_VECTORS:
+                self._recent.popitem(last=False)
 
 
-def _indexed(entry: ManifestEntry, future: Future[tuple[Indexer, str]]) -> ManifestOutcome:
+def _indexed(
+    entry: ManifestEntry, future: Future[tuple[Indexer, str]], stop: threading.Event
+) -> ManifestOutcome:
     try:
         indexer, ref = future.result()
     except DocshelfError as e:
         return ManifestOutcome(entry, None, str(e))
     try:
-        return ManifestOutcome(entry, indexer.index(ref))
+        return ManifestOutcome(entry, indexer.index(ref, cancel=stop))
     except DocshelfError as e:
         return ManifestOutcome(entry, None, str(e))
     finally:

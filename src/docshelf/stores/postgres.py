@@ -195,8 +195,8 @@ class PostgresStore(PooledConnections, Store):
             (model_id, dim),
             new_store="--store with the URL of another database",
             start_over="drop the tables docs_chunks, docs_current, docs_file_texts, docs_meta, "
-            "docs_pins, docs_ref_files, docs_ref_stats, docs_selections, docs_term_lists and "
-            "docs_schema_migrations",
+            "docs_pins, docs_ref_files, docs_ref_stats, docs_selections, docs_term_lists, "
+            "docs_vectors and docs_schema_migrations",
         )
         store = cls(
             url,
@@ -289,39 +289,36 @@ class PostgresStore(PooledConnections, Store):
             # A ref with files but no chunks (each of its files was empty) is a ref too.
             row = conn.execute(
                 "WITH gone_chunks AS (DELETE FROM docs_chunks "
-                f"WHERE {_GONE} RETURNING ref, content_hash), "
+                f"WHERE {_GONE} RETURNING ref), "
                 f"gone_files AS (DELETE FROM docs_ref_files WHERE {_GONE} RETURNING ref), "
                 f"gone_lists AS (DELETE FROM docs_term_lists WHERE {_GONE}), "
                 f"gone_stats AS (DELETE FROM docs_ref_stats WHERE {_GONE}) "
-                "SELECT (SELECT count(*) FROM "
-                "(SELECT ref FROM gone_chunks UNION SELECT ref FROM gone_files) AS gone), "
-                "(SELECT coalesce(array_agg(DISTINCT content_hash), '{}') FROM gone_chunks)",
+                "SELECT count(*) FROM "
+                "(SELECT ref FROM gone_chunks UNION SELECT ref FROM gone_files) AS gone",
                 {"workspace": workspace, "keep": keep},
             ).fetchone()
-            assert row is not None  # a SELECT without FROM returns one row
-            gone, hashes = row
             conn.execute(
                 "DELETE FROM docs_selections s WHERE workspace = %s AND NOT EXISTS "
                 "(SELECT 1 FROM docs_chunks c WHERE c.workspace = s.workspace AND c.ref = s.ref)",
                 (workspace,),
             )
+            gone = int(_first(row))
             # Every text no ref holds: this prune's, those a replace of a ref left behind, and
-            # those an earlier prune had to leave.
+            # those an earlier prune had to leave. The same for the vectors no row holds, when
+            # this prune deleted a ref (a first index of a workspace prunes nothing, and does
+            # not pay for the sweep).
             swept = conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (TEXTS_LOCK_KEY,))
             if _first(swept.fetchone()):
                 conn.execute(
                     "DELETE FROM docs_file_texts t WHERE NOT EXISTS "
                     "(SELECT 1 FROM docs_ref_files f WHERE f.text_hash = t.text_hash)"
                 )
-                # The vectors of this prune's rows that no row holds any more. (Those of a
-                # prune that found the lock taken, or of a ref written again, stay: a walk that
-                # finds one joins it to no row, and searches exactly if it comes back short.)
-                conn.execute(
-                    "DELETE FROM docs_vectors v WHERE v.content_hash = ANY(%s::text[]) AND NOT "
-                    "EXISTS (SELECT 1 FROM docs_chunks c WHERE c.content_hash = v.content_hash)",
-                    (list(hashes),),
-                )
-        return int(gone)
+                if gone:
+                    conn.execute(
+                        "DELETE FROM docs_vectors v WHERE NOT EXISTS "
+                        "(SELECT 1 FROM docs_chunks c WHERE c.content_hash = v.content_hash)"
+                    )
+        return gone
 
     def set_current(self, workspace: str, ref: str) -> None:
         with (
@@ -672,8 +669,9 @@ _GONE = (
 # concurrent writer of another workspace may add the same: one row stays).
 _ADD_VECTORS_SQL = (
     "INSERT INTO docs_vectors (content_hash, embedding) "
-    "SELECT DISTINCT ON (content_hash) content_hash, embedding FROM docs_chunks "
-    "WHERE workspace = %s AND ref = %s AND embedding IS NOT NULL "
+    "SELECT DISTINCT ON (content_hash) content_hash, embedding FROM docs_chunks AS c "
+    "WHERE workspace = %s AND ref = %s AND embedding IS NOT NULL AND NOT EXISTS "
+    "(SELECT 1 FROM docs_vectors AS v WHERE v.content_hash = c.content_hash) "
     "ORDER BY content_hash ON CONFLICT (content_hash) DO NOTHING"
 )
 

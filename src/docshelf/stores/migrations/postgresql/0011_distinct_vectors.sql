@@ -5,7 +5,9 @@
 -- found). docs_vectors keeps one row per content_hash (the hash of the model and the embedding
 -- input, so one vector per hash); a walk finds the nearest texts there and joins them to the
 -- rows of the searched refs through docs_chunks_content_hash. The rows keep their vector for
--- exact search. A write adds the vectors its rows bring; a prune deletes those no row holds.
+-- exact search. A write adds the vectors its rows bring; a prune that deletes a ref deletes the
+-- vectors no row holds. A docshelf of an older schema, still running, writes no vectors: stop
+-- the processes that write to a store before a new version opens it.
 --
 -- BM25 over many refs sums each asked term's counts over the union of refs: the index by term
 -- first reads those counts (INCLUDE chunks, from the index alone) for a few terms, where the
@@ -15,8 +17,6 @@ CREATE TABLE docs_vectors (
     content_hash text PRIMARY KEY,
     embedding vector
 );
-
-DROP INDEX IF EXISTS docs_chunks_embedding_hnsw;
 
 DO $$
 BEGIN
@@ -36,3 +36,7 @@ END
 $$;
 
 CREATE INDEX docs_term_lists_term ON docs_term_lists (term, workspace, ref) INCLUDE (chunks);
+
+-- Last: dropping the rows' own index locks docs_chunks against reads until the migration commits,
+-- which should not include the build above.
+DROP INDEX IF EXISTS docs_chunks_embedding_hnsw;
