@@ -235,10 +235,28 @@ def test_one_commit_is_written_while_the_next_embeds_and_the_model_embeds_for_on
 
 
 def test_two_forks_side_by_side_embed_their_shared_texts_once(
-    tmp_path: Path, one_model: list[FakeEmbedder]
+    tmp_path: Path, one_model: list[FakeEmbedder], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The same docs in two repositories indexed at once: neither finds the other's vectors in
-    # the store (nothing is written yet), and the model still embeds each text once.
+    # the store (upstream's write waits until both have looked theirs up), and the model still
+    # embeds each text once.
+    looked_up = threading.Semaphore(0)
+    real_lookup = SQLiteStore.embeddings_for
+
+    def lookup(self: SQLiteStore, hashes: Any, model_id: str) -> Any:
+        found = real_lookup(self, hashes, model_id)
+        looked_up.release()
+        return found
+
+    real_write = SQLiteStore.replace_doc_chunks
+
+    def write(self: SQLiteStore, workspace: str, ref: str, rows: Any, files: Any = ()) -> None:
+        if workspace == "upstream":
+            assert looked_up.acquire(timeout=10) and looked_up.acquire(timeout=10)
+        real_write(self, workspace, ref, rows, files)
+
+    monkeypatch.setattr(SQLiteStore, "embeddings_for", lookup)
+    monkeypatch.setattr(SQLiteStore, "replace_doc_chunks", write)
     for name in ("upstream", "fork"):
         made = Repo(tmp_path / name)
         for i in range(12):

@@ -347,7 +347,7 @@ def docs_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
     default=DEFAULT_JOBS,
     show_default=True,
     help="With --manifest: how many workspaces sync (fetch, resolve) and read their docs ahead "
-    "at once; two commits are indexed at once, taking turns at the model.",
+    "at once; two commits (one with --jobs 1) are indexed at once, taking turns at the model.",
 )
 @mirror_dir_option
 @store_options
