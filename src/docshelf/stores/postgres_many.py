@@ -65,15 +65,19 @@ _COLUMNS = "workspace, path, chunk, heading, content, start_line, end_line"
 # pgvector needs to use it, with the list set by `walking`), then, text by text, the union's
 # rows holding it, looked up through docs_chunks_content_hash (OFFSET 0 keeps the lookup a
 # nested loop: a join the planner chose freely could scan the whole table). Nearest first, and
-# copies of one text in the exact ranking's order. The query's vector is sent in binary
+# copies of one text in the exact ranking's order; only the k kept are read whole (a text held
+# by many workspaces brings many rows to sort). The query's vector is sent in binary
 # (`%(vector)b`, pgvector's binary format).
 WALK_SQL = (
     "WITH near AS MATERIALIZED (SELECT content_hash, embedding <=> %(vector)b AS distance "
-    "FROM docs_vectors ORDER BY embedding <=> %(vector)b LIMIT %(ef)s) "
-    f"SELECT {_COLUMNS}, 1 - near.distance AS score FROM near CROSS JOIN LATERAL "
-    f"(SELECT {_COLUMNS} FROM docs_chunks WHERE content_hash = near.content_hash "
-    f"AND {IN_SCOPES} OFFSET 0) AS held "
-    'ORDER BY near.distance, workspace COLLATE "C", path COLLATE "C", chunk LIMIT %(k)s'
+    "FROM docs_vectors ORDER BY embedding <=> %(vector)b LIMIT %(ef)s), "
+    "kept AS MATERIALIZED (SELECT held.id, near.distance FROM near CROSS JOIN LATERAL "
+    "(SELECT id, workspace, path, chunk FROM docs_chunks "
+    f"WHERE content_hash = near.content_hash AND {IN_SCOPES} OFFSET 0) AS held "
+    'ORDER BY near.distance, held.workspace COLLATE "C", held.path COLLATE "C", held.chunk '
+    "LIMIT %(k)s) "
+    f"SELECT {_COLUMNS}, 1 - kept.distance AS score FROM kept JOIN docs_chunks USING (id) "
+    'ORDER BY kept.distance, workspace COLLATE "C", path COLLATE "C", chunk'
 )
 EXACT_SQL = (
     f"SELECT {_COLUMNS}, 1 - (embedding <=> %(vector)b) AS score FROM {SCOPED} "
