@@ -131,12 +131,14 @@ def test_postgres_walks_the_shared_index_for_most_of_the_table_and_ranks_exactly
                 assert places(got) == places(want)
                 assert walked == [False, True] if walks else walked == [False]
         # The walk's candidate list is twice k over the union's share of the table (487 rows:
-        # 240 old, 247 new), at least the configured 200, and at most pgvector's 1,000; past that
-        # the union is ranked exactly.
+        # 240 old, 247 new), at least the configured 200 and WALK_DEPTH times k, and at most
+        # pgvector's 1,000; a union needing more is ranked exactly.
         with psycopg.connect(postgres_url) as conn:
             pairs = [(w, r) for w, r, _ in everyone]  # 247 of 487
             assert postgres_many.walk_ef(conn, pairs, 10, 200) == 200
-            assert postgres_many.walk_ef(conn, pairs, 100, 200) == 395  # 2 * 100 * 487 / 247
+            assert postgres_many.walk_ef(conn, pairs, 40, 200) == 280  # WALK_DEPTH * 40
+            assert postgres_many.walk_ef(conn, pairs, 70, 200) == 490  # above 2 * 70 * 487 / 247
+            assert postgres_many.walk_ef(conn, pairs, 200, 200) == 1000  # 790 needed; the most
             team = [("team3", "new")]  # 43 of 487
             assert postgres_many.walk_ef(conn, team, 10, 200) == 227
             assert postgres_many.walk_ef(conn, team, 60, 200) is None  # 1,360 > 1,000
