@@ -386,7 +386,10 @@ def test_two_workspaces_in_one_server_are_searched_together_and_apart(
         ("shop", one.head(), 2),
         ("billing", other.head(), 2),
     ]
-    assert ambiguous.is_error and "is in the docs of shop, billing; name one as workspace" in text_of(ambiguous)
+    assert (
+        ambiguous.is_error
+        and "is in the docs of shop, billing; name one as workspace" in text_of(ambiguous)
+    )
     assert unique.structured_content["workspace"] == "billing"
     assert "docs/invoices.md of workspace billing, lines 1-3 of 3" in text_of(unique)
     assert named.structured_content["text"].startswith("# Checkout billing")
