@@ -70,6 +70,7 @@ import argparse
 import contextlib
 import fcntl
 import json
+import math
 import os
 import platform
 import random
@@ -558,8 +559,9 @@ def leaves(e: BaseException) -> str:
 
 @dataclass(slots=True)
 class Exactness:
-    """PostgreSQL's HNSW walk against exact search over every workspace: the recall of the
-    vector candidates (search depth 60), and how many answers (the fused top 5) are the same."""
+    """PostgreSQL's HNSW walk and merged term lists against exact search over every workspace:
+    the recall of the vector candidates (search depth 60), and how many answers (the fused top
+    5) are the same."""
 
     recall: float
     same_answers: int
@@ -567,14 +569,16 @@ class Exactness:
 
 
 def exactness(location: str, asked: Sequence[str]) -> Exactness:
-    """Each question over every workspace's current ref, once with the shared HNSW index walked
-    and once ranked exactly (postgres_many's bounds forced either way), in this process with the
+    """Each question over every workspace's current ref, once as served (the shared HNSW index
+    walked, BM25 from the merged term lists) and once ranked exactly from each ref's own rows
+    (postgres_many's and postgres_merged's bounds forced either way), in this process with the
     packaged model."""
     from docshelf import app  # noqa: PLC0415 - the model loads only for this step
     from docshelf.config import Config  # noqa: PLC0415
-    from docshelf.stores import postgres_many  # noqa: PLC0415
+    from docshelf.stores import postgres_many, postgres_merged  # noqa: PLC0415
 
     bound = postgres_many.EXACT_MAX_CHUNKS
+    share = postgres_merged.MERGED_READ_SHARE
     found = 0
     wanted = 0
     same = 0
@@ -587,9 +591,12 @@ def exactness(location: str, asked: Sequence[str]) -> Exactness:
             for question in asked:
                 vector = service.embedder.embed([question])[0]
                 postgres_many.EXACT_MAX_CHUNKS = 0
+                postgres_merged.MERGED_READ_SHARE = share
                 walked = store.search_refs(scopes, vector, 60)
                 walked_answer = service.search(question, 5)
+                # Exact: every vector compared, and BM25 from each ref's own lists.
                 postgres_many.EXACT_MAX_CHUNKS = 10**12
+                postgres_merged.MERGED_READ_SHARE = math.inf
                 exact = store.search_refs(scopes, vector, 60)
                 exact_answer = service.search(question, 5)
                 keys = {(h.workspace, h.path, h.chunk) for h in exact}
@@ -602,6 +609,7 @@ def exactness(location: str, asked: Sequence[str]) -> Exactness:
                 same += places(walked_answer) == places(exact_answer)
         finally:
             postgres_many.EXACT_MAX_CHUNKS = bound
+            postgres_merged.MERGED_READ_SHARE = share
     return Exactness(found / wanted if wanted else 1.0, same, len(asked))
 
 

@@ -10,14 +10,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
+from docshelf import app
 from docshelf.app import configured_embedder, indexing_batch, open_configured_store
 from docshelf.config import Config
 from docshelf.embedders import LocalEmbedder, OpenAIEmbedder
 from docshelf.errors import ConfigError, StoreError
 from docshelf.indexer import Indexer
-from docshelf.stores import open_store
+from docshelf.stores import open_store, postgres_merged
+from docshelf.stores.postgres import PostgresStore
+from tests.support.gitrepo import Repo
 from tests.support.indexing import DIM, MODEL, FakeEmbedder, MemorySource, section_doc
 from tests.support.service import build_service
 
@@ -157,3 +161,32 @@ def test_a_served_source_syncs_with_the_docs_selection_its_workspace_was_indexed
     with open_service(config, source=str(repo.path), docs=["website"]) as service:
         result = service.sync()
         assert result is not None and result.files == 4
+
+
+def test_an_index_ends_merging_the_term_lists_and_a_failed_merge_leaves_the_index_standing(
+    tmp_path: Path,
+    postgres_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setattr(app, "configured_embedder", lambda config, **_: FakeEmbedder())
+    monkeypatch.setattr(postgres_merged, "MERGE_MIN_REFS", 1)
+    config = Config(store=postgres_url, mirror_dir=str(tmp_path / "mirrors"))
+    shop = Repo(tmp_path / "shop")
+    shop.write("docs/runbook.md", "# Runbook\n\nRotate the payments key.\n")
+    shop.commit("first")
+    app.index_source(config, str(shop.path))
+    with psycopg.connect(postgres_url) as conn:
+        assert conn.execute("SELECT count(*) FROM docs_merged_refs").fetchone() == (1,)
+
+    def refused(self: PostgresStore, *, force: bool = False) -> int:
+        raise StoreError("the merge was refused")
+
+    monkeypatch.setattr(PostgresStore, "merge_term_lists", refused)
+    shop.write("docs/runbook.md", "# Runbook\n\nRotate the payments key every 90 days.\n")
+    shop.commit("second")
+    result = app.index_source(config, str(shop.path))
+    assert not result.already_indexed
+    assert "merging the term lists: the merge was refused" in caplog.text
+    with open_store(postgres_url, model_id=MODEL, dim=DIM) as store:
+        assert store.current(result.workspace) == result.ref

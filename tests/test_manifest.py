@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import psycopg
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -23,7 +24,7 @@ from docshelf import app
 from docshelf.app.manifest import index_manifest
 from docshelf.config import Config
 from docshelf.errors import ConfigError
-from docshelf.stores import SQLiteStore, open_store
+from docshelf.stores import SQLiteStore, is_postgres_url, open_store, postgres_merged
 from docshelf.workspace import GitWorkspace
 from docshelf.workspace.manifest import ManifestEntry, read_manifest
 from tests.support.gitrepo import Repo
@@ -136,6 +137,7 @@ def test_every_workspace_is_indexed_with_one_embedder_and_a_failure_is_one_outco
         return made[-1]
 
     monkeypatch.setattr(app, "configured_embedder", one_embedder)
+    monkeypatch.setattr(postgres_merged, "MERGE_MIN_REFS", 2)
     store = location  # a SQLite file, then a PostgreSQL database
     entries = [
         ManifestEntry(str(tmp_path / "payments"), "payments"),
@@ -159,6 +161,16 @@ def test_every_workspace_is_indexed_with_one_embedder_and_a_failure_is_one_outco
         for name in ("checkout", "payments"):
             assert opened.current(name) is not None
             assert opened.ref_counts(name) == {opened.current(name): 1}
+    # On PostgreSQL the run ends merging the term lists of the current refs.
+    assert merged_refs(store) == (2 if is_postgres_url(store) else 0)
+
+
+def merged_refs(location: str) -> int:
+    """How many refs the merged term lists of a PostgreSQL store hold (0 on SQLite)."""
+    if not is_postgres_url(location):
+        return 0
+    with psycopg.connect(location) as conn:
+        return int((conn.execute("SELECT count(*) FROM docs_merged_refs").fetchone() or (0,))[0])
 
 
 def test_a_manifest_reads_the_next_workspaces_docs_while_one_indexes_and_each_once(
@@ -391,7 +403,10 @@ def entries_text(*entries: tuple[str, str]) -> str:
 
 
 def test_a_served_manifest_is_read_again_each_round_and_its_workspaces_come_and_go(
-    tmp_path: Path, location: str, one_model: list[FakeEmbedder]
+    tmp_path: Path,
+    location: str,
+    one_model: list[FakeEmbedder],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     repo(tmp_path / "repos" / "payments", "payments")
     repo(tmp_path / "repos" / "checkout", "checkout")
@@ -403,6 +418,7 @@ def test_a_served_manifest_is_read_again_each_round_and_its_workspaces_come_and_
     config = Config(store=location, mirror_dir=str(tmp_path / "mirrors"))
     indexed: list[str] = []
     reloads: list[app.Reloaded] = []
+    monkeypatch.setattr(postgres_merged, "MERGE_MIN_REFS", 2)
     with app.open_manifest_service(config, path) as service:
         poller = app.Poller(
             service,
@@ -415,6 +431,8 @@ def test_a_served_manifest_is_read_again_each_round_and_its_workspaces_come_and_
         assert len(one_model) == 1 and service.labels == ["payments", "checkout"]
         assert sorted(indexed) == ["checkout", "payments"]
         assert reloads[-1] == app.Reloaded([], [])
+        # A round that indexed ends merging the term lists (PostgreSQL).
+        assert merged_refs(location) == (2 if is_postgres_url(location) else 0)
         found = service.search("rotate the key", 5)
         assert {h.workspace for h in found.hits} == {"payments", "checkout"}
         kept = service.served_as("payments")
@@ -428,6 +446,8 @@ def test_a_served_manifest_is_read_again_each_round_and_its_workspaces_come_and_
         assert service.labels == ["search", "payments"]
         assert service.served_as("payments") is kept  # unchanged: the same indexer and name
         assert indexed == ["search"]
+        # A third of the current refs' chunks new: merged again (checkout is still current).
+        assert merged_refs(location) == (3 if is_postgres_url(location) else 0)
         assert service.search("rotate the key", 5, workspace="search").hits
         with pytest.raises(ConfigError, match="must be one of search, payments; got 'checkout'"):
             service.search("rotate the key", 5, workspace="checkout")

@@ -1382,7 +1382,7 @@ def test_a_store_of_schema_4_is_upgraded_and_its_refs_have_chunks_but_no_files(
         assert new.prune("ws", ["r2"]) == 1
     assert stored_texts(location) == 2
     folder = "postgresql" if is_postgres_url(location) else "sqlite"
-    assert [v for v, _, _ in migrations(folder)][-1] == (11 if folder == "postgresql" else 10)
+    assert [v for v, _, _ in migrations(folder)][-1] == (12 if folder == "postgresql" else 10)
 
 
 # -- file titles ------------------------------------------------------------------------------

@@ -13,8 +13,9 @@ import psycopg
 import pytest
 
 from docshelf.rows import ChunkRow, FileRow, StoredHit
-from docshelf.stores import open_store, postgres_many
+from docshelf.stores import open_store, postgres_many, postgres_merged
 from docshelf.stores.contract import RefScope
+from docshelf.stores.postgres import PostgresStore
 from tests.stores.test_contract import DIM, MODEL, Store, at_each_statement, unit
 from tests.support.bm25_reference import bm25
 
@@ -183,6 +184,61 @@ def test_a_text_search_of_many_refs_scores_their_union_as_one_corpus(store: Stor
     score_of = {(h.workspace, h.path, h.chunk): h.score for h in full}
     for hit in got:
         assert hit.score == pytest.approx(score_of[(hit.workspace, hit.path, hit.chunk)])
+
+
+def assert_ranks_the_union(
+    store: Store, rows: dict[tuple[str, str], list[ChunkRow]], scopes: list[RefScope]
+) -> None:
+    """Every text search of `scopes` scores as BM25 written out over their rows taken as one
+    corpus (`rows`: each ref's rows)."""
+    union = [row for w, r, _ in scopes for row in rows[(w, r)]]
+    workspace_of = {row.path: w for w, r, _ in scopes for row in rows[(w, r)]}
+    for query in ("rotate the payments key", "gateway timeout", "owner deploy runbook note"):
+        want = bm25(union, query, 10)
+        got = store.search_text_refs(scopes, query, 10)
+        assert len(got) == min(10, len(want))
+        for hit in got:
+            assert hit.workspace == workspace_of[hit.path]
+            assert hit.score == pytest.approx(want[(hit.path, hit.chunk)], rel=1e-5)
+        best = sorted(want.values(), reverse=True)[: len(got)]
+        assert [h.score for h in got] == pytest.approx(best, rel=1e-5)
+
+
+def test_merged_term_lists_rank_as_the_refs_own_as_refs_are_written_again_and_pruned(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PostgreSQL merges the lists of the current refs into a row a term (postgres_merged.py),
+    # from 32 current refs (4 here); SQLite never does. A search reads the merged parts of the
+    # refs still as they were merged and the others' own lists: every ranking stays BM25 over
+    # the union, before a merge and after, as refs are written again, made current and pruned.
+    monkeypatch.setattr(postgres_merged, "MERGE_MIN_REFS", 4)
+    current = organisation(store, 8)
+    rows = {(w, "new"): made for w, made in current.items()}
+    rows |= {(f"team{t}", "old"): team_rows(t, 12, seed=500 + t) for t in range(8)}
+    every: list[RefScope] = [(f"team{t}", "new", None) for t in range(8)]
+
+    def all_rank_the_union() -> None:
+        pinned = [*every[:5], ("team5", "old", None)]  # a session pinned to an older commit
+        for scopes in (every, pinned, every[::2], every[3:4]):
+            assert_ranks_the_union(store, rows, scopes)
+
+    all_rank_the_union()
+    postgres = isinstance(store, PostgresStore)
+    assert store.merge_term_lists(force=True) == (8 if postgres else 0)
+    all_rank_the_union()
+    assert store.merge_term_lists() == 0  # nothing moved on since
+    # The same ref written again: its merged part names the write before, and is not read.
+    rows[("team3", "new")] = team_rows(3, 9, seed=77)
+    store.replace_doc_chunks("team3", "new", rows[("team3", "new")])
+    all_rank_the_union()
+    # A merged ref pruned, its workspace's older ref current again.
+    store.set_current("team6", "old")
+    assert store.prune("team6", ["old"]) == 1
+    every[6] = ("team6", "old", None)
+    all_rank_the_union()
+    # A fifth of the current chunks is not merged now: the next merge is due.
+    assert store.merge_term_lists() == (8 if postgres else 0)
+    all_rank_the_union()
 
 
 def test_a_ref_named_twice_is_searched_once(store: Store) -> None:

@@ -22,7 +22,7 @@ from docshelf.config import DEFAULT_EF_SEARCH
 from docshelf.errors import ConfigError, StoreError
 from docshelf.rows import ChunkRow, FileRow, Vector
 from docshelf.stores import postgres as postgres_module
-from docshelf.stores import postgres_many
+from docshelf.stores import postgres_many, postgres_merged
 from docshelf.stores.contract import RefScope
 from docshelf.stores.migrations import migrations
 from docshelf.stores.postgres import (
@@ -533,7 +533,7 @@ def test_a_store_of_schema_1_is_upgraded_on_open_and_keeps_its_rows(
         # The text vector was recomputed with the path: its words find the old rows.
         assert len(new.search_text("ws", "r1", "a.md", 5)) == 3
     versions = sql.execute("SELECT version FROM docs_schema_migrations ORDER BY 1").fetchall()
-    assert versions == [(v,) for v in range(1, 12)]
+    assert versions == [(v,) for v in range(1, 13)]
 
 
 def test_pins_expire_by_the_servers_clock_and_prune_deletes_expired_rows_of_its_workspace(
@@ -753,3 +753,137 @@ def test_migration_7_makes_the_lists_again_from_the_chunk_rows(
     assert sql.execute("SELECT count(DISTINCT ref) FROM docs_term_lists").fetchone() == (2,)
     after = [(h.path, h.chunk, h.score) for h in store.search_text("ws", "r1", "alpha a.md", 5)]
     assert after == before and len(before) == 5
+
+
+# -- merged term lists (postgres_merged.py) ---------------------------------------------------
+
+
+def worded_rows(n: int, text: str, path: str = "a.md") -> list[ChunkRow]:
+    return chunk_rows([unit(i) for i in range(n)], text=text, path=path)
+
+
+def merged_keys(sql: psycopg.Connection[TupleRow]) -> set[int]:
+    return {int(k) for (k,) in sql.execute("SELECT key FROM docs_merged_refs")}
+
+
+def current_keys(sql: psycopg.Connection[TupleRow]) -> set[int]:
+    rows = sql.execute(
+        "SELECT s.key FROM docs_current c JOIN docs_ref_stats s USING (workspace, ref)"
+    )
+    return {int(k) for (k,) in rows}
+
+
+def test_the_lists_are_merged_from_enough_current_refs_and_again_when_they_moved_on(
+    store: PostgresStore, sql: psycopg.Connection[TupleRow], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postgres_merged, "MERGE_MIN_REFS", 3)
+    for n in range(2):
+        store.replace_doc_chunks(f"w{n}", "r1", worded_rows(10, f"alpha w{n}"))
+        store.set_current(f"w{n}", "r1")
+    assert store.merge_term_lists(force=True) == 0  # two current refs: fewer than 3
+    assert merged_keys(sql) == set()
+    store.replace_doc_chunks("w2", "r1", worded_rows(10, "alpha w2"))
+    store.replace_doc_chunks("w2", "old", worded_rows(10, "alpha old"))  # not current
+    store.set_current("w2", "r1")
+    assert store.merge_term_lists() == 3  # none merged yet: due
+    assert merged_keys(sql) == current_keys(sql)
+    lists = sql.execute("SELECT term, keys, counts FROM docs_merged_lists WHERE term = 'alpha'")
+    term, keys, counts = lists.fetchone() or (None, b"", b"")
+    assert term == "alpha"
+    assert np.frombuffer(keys, dtype=">i8").tolist() == sorted(current_keys(sql))
+    assert np.frombuffer(counts, dtype=">i4").tolist() == [10, 10, 10]
+    # 10 chunks of 40 (a quarter) written since: due again. 1 of 31 would not be.
+    store.replace_doc_chunks("w3", "r1", worded_rows(1, "alpha w3"))
+    store.set_current("w3", "r1")
+    assert store.merge_term_lists() == 0
+    store.replace_doc_chunks("w0", "r2", worded_rows(10, "alpha w0 again"))
+    store.set_current("w0", "r2")
+    assert store.merge_term_lists() == 4
+    assert merged_keys(sql) == current_keys(sql)
+    # Half the merged entries no longer current (and a fresh share under a tenth): due again.
+    for n in (0, 1, 2):
+        store.set_current(f"w{n}", "gone")
+    store.replace_doc_chunks("w4", "r1", worded_rows(30, "alpha w4"))
+    store.replace_doc_chunks("w5", "r1", worded_rows(30, "alpha w5"))
+    store.replace_doc_chunks("w6", "r1", worded_rows(30, "alpha w6"))
+    for n in (4, 5, 6):
+        store.set_current(f"w{n}", "r1")
+    assert store.merge_term_lists() == 4
+
+
+def test_a_merge_another_process_is_making_is_not_made_twice(
+    store: PostgresStore, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postgres_merged, "MERGE_MIN_REFS", 1)
+    store.replace_doc_chunks("w", "r1", worded_rows(3, "alpha"))
+    store.set_current("w", "r1")
+    with psycopg.connect(postgres_url) as other:
+        other.execute("SELECT pg_advisory_xact_lock(%s)", (postgres_merged.MERGE_LOCK_KEY,))
+        assert store.merge_term_lists(force=True) == 0
+    assert store.merge_term_lists(force=True) == 1
+
+
+def test_a_union_reads_the_merged_lists_when_it_holds_half_the_merged_refs(
+    store: PostgresStore, sql: psycopg.Connection[TupleRow], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postgres_merged, "MERGE_MIN_REFS", 1)
+    for n in range(6):
+        store.replace_doc_chunks(f"w{n}", "r1", worded_rows(4, f"alpha beta w{n}"))
+        store.set_current(f"w{n}", "r1")
+    store.replace_doc_chunks("w0", "pinned", worded_rows(4, "alpha pinned"))
+    assert store.merge_term_lists(force=True) == 6
+
+    def split(workspaces: list[str], ref: str = "r1") -> postgres_merged.Union:
+        return postgres_merged.Union.split(sql, {"ws": workspaces, "refs": [ref] * len(workspaces)})
+
+    every = split([f"w{n}" for n in range(6)])
+    assert len(every.merged) == 6 and every.own == {"ws": [], "refs": []}
+    assert (every.chunks, every.counts(sql, ["alpha", "w1", "none"])) == (
+        24,
+        {"alpha": 24, "w1": 4},
+    )
+    half = split(["w1", "w3", "w5"])
+    assert len(half.merged) == 3 and half.counts(sql, ["alpha", "w1"]) == {"alpha": 12, "w1": 4}
+    assert set(half.lists(sql, ["alpha"])["alpha"].ids) == {
+        int(i)
+        for (i,) in sql.execute(
+            "SELECT id FROM docs_chunks WHERE workspace IN ('w1', 'w3', 'w5') AND ref = 'r1'"
+        )
+    }
+    one = split(["w2"])  # one workspace among many: its own lists, a row a term
+    assert len(one.merged) == 0 and one.own == {"ws": ["w2"], "refs": ["r1"]}
+    mixed = postgres_merged.Union.split(
+        sql, {"ws": ["w0", "w1", "w2", "w3"], "refs": ["pinned", "r1", "r1", "r1"]}
+    )
+    assert len(mixed.merged) == 3 and mixed.own == {"ws": ["w0"], "refs": ["pinned"]}
+    assert mixed.chunks == 16
+
+
+def test_migration_12_keys_each_ref_and_new_terms_unmerge_them(
+    store: PostgresStore,
+    postgres_url: str,
+    sql: psycopg.Connection[TupleRow],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A store of schema 11 has no keys: migration 0012 gives each ref's totals one.
+    monkeypatch.setattr(postgres_merged, "MERGE_MIN_REFS", 1)
+    store.replace_doc_chunks("a", "r", worded_rows(4, "alpha"))
+    store.replace_doc_chunks("b", "r", worded_rows(6, "alpha beta"))
+    for workspace in ("a", "b"):
+        store.set_current(workspace, "r")
+    sql.execute("DROP TABLE docs_merged_lists, docs_merged_refs")
+    sql.execute("ALTER TABLE docs_ref_stats DROP COLUMN key")
+    migration = dict((n, text) for _, n, text in migrations("postgresql"))
+    sql.execute(migration["0012_merged_lists.sql"])
+    assert len(current_keys(sql)) == 2
+    assert store.merge_term_lists(force=True) == 2
+    before = store.search_text_refs([("a", "r", None), ("b", "r", None)], "alpha beta", 10)
+    # Lists made again by a new tokenizer: each ref's totals get a new key, and nothing is merged.
+    sql.execute("UPDATE docs_meta SET value = 'older' WHERE key = 'terms'")
+    with PostgresStore.open(postgres_url, model_id=MODEL, dim=DIM) as reopened:
+        assert merged_keys(sql) == set() and len(current_keys(sql)) == 2
+        after = reopened.search_text_refs([("a", "r", None), ("b", "r", None)], "alpha beta", 10)
+    assert [(h.workspace, h.path, h.chunk, h.score) for h in after] == [
+        (h.workspace, h.path, h.chunk, h.score) for h in before
+    ]
+    check_text_statistics(postgres_url)

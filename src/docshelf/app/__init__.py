@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from docshelf.app.manifest import DEFAULT_JOBS, MAX_JOBS, open_manifest_service
 from docshelf.app.names import short_names
 from docshelf.app.polling import Poller, spread
-from docshelf.app.service import SEARCH_ATTEMPTS, Embedder, Pins, Reloaded, Served, Service
+from docshelf.app.service import (
+    SEARCH_ATTEMPTS,
+    Embedder,
+    Pins,
+    Reloaded,
+    Served,
+    Service,
+    merge_lists,
+)
 from docshelf.app.status import ServiceState, workspace_state
 from docshelf.chunking import (
     Chunk,
@@ -251,6 +259,7 @@ def index_source(
             result = indexer.index(ref, progress)
         finally:
             indexer.close()
+        merge_lists(store)  # when the current refs have moved on enough
     return result
 
 

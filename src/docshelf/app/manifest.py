@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docshelf.app.names import short_names
-from docshelf.app.service import Served, Service
+from docshelf.app.service import Served, Service, merge_lists
 from docshelf.errors import ConfigError, DocshelfError
 from docshelf.workspace.manifest import ManifestEntry, read_manifest
 
@@ -157,6 +157,8 @@ def index_manifest(
                     future.cancel()
                     if not future.cancelled() and future.exception() is None:
                         future.result()[0].close()
+        if any(o.result is not None for o in outcomes):
+            merge_lists(store)  # when the current refs have moved on enough
     return outcomes
 
 

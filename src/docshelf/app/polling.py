@@ -10,6 +10,8 @@ Constraints:
 - Commits are indexed one at a time, in this thread, as their checks finish: the one model is
   never asked by two indexings at once.
 - Check threads are daemons: a check waiting on the network never holds the process at exit.
+- A round that indexed a commit ends with a merge of the store's term lists, when the current
+  refs have moved on enough (Service.merge_lists), in this thread too.
 """
 
 from __future__ import annotations
@@ -88,6 +90,7 @@ class Poller:
         results: queue.Queue[tuple[str, str | BaseException | None]] = queue.Queue()
         started = time.monotonic()
         running = 0
+        indexed = False
         while (plan or running) and not stop.is_set():
             now = time.monotonic()
             while plan and running < self._jobs and started + plan[0][0] <= now:
@@ -107,21 +110,29 @@ class Poller:
             except queue.Empty:
                 continue
             running -= 1
-            self._refresh(label, outcome)
+            indexed = self._refresh(label, outcome) or indexed
+        if indexed and not stop.is_set():
+            # One merge a round, after its commits: the lists of the refs they made current
+            # are read from their own rows until then.
+            service.merge_lists()
 
-    def _refresh(self, label: str, outcome: str | BaseException | None) -> None:
+    def _refresh(self, label: str, outcome: str | BaseException | None) -> bool:
+        """Index the commit a check found; whether a commit was indexed."""
         if isinstance(outcome, BaseException):  # a bug in one check: the rounds go on
             _log.error("syncing %s failed unexpectedly", label, exc_info=outcome)
-            return
+            return False
         if outcome is None:  # the check failed; it was logged, and the status says so
-            return
+            return False
         try:
             result = self._service.refresh(label, outcome)
         except Exception:  # the loop must outlive a bug in one step
             _log.exception("indexing %s", label)
-            return
-        if result is not None and not result.already_indexed and self._indexed is not None:
+            return False
+        if result is None or result.already_indexed:
+            return False
+        if self._indexed is not None:
             self._indexed(label, result)
+        return True
 
 
 def _check(

@@ -107,6 +107,26 @@ class Reloaded:
     error: str | None = None
 
 
+def merge_lists(store: Store) -> int:
+    """Merge the store's term lists when its current refs have moved on enough since the last
+    merge (Store.merge_term_lists), logged; how many refs were merged. A failure is logged,
+    never raised: the index before it stands, and searches read each ref's own lists until a
+    later merge."""
+    started = time.perf_counter()
+    try:
+        merged = store.merge_term_lists()
+    except DocshelfError as e:
+        _log.warning("merging the term lists: %s", e)
+        return 0
+    if merged:
+        _log.info(
+            "merged the term lists of %d current refs in %.1f s",
+            merged,
+            time.perf_counter() - started,
+        )
+    return merged
+
+
 # The current refs of some workspaces, and which of their refs are indexed.
 _KnownRefs: TypeAlias = "tuple[dict[str, str], set[tuple[str, str]]]"
 
@@ -739,6 +759,11 @@ class Service:
         served = self.served_as(workspace)
         ref = self.check(served.label)
         return None if ref is None else self.refresh(served.label, ref)
+
+    def merge_lists(self) -> int:
+        """Merge the store's term lists when they are due (see `merge_lists`); how many refs
+        were merged."""
+        return merge_lists(self.store)
 
     def check(self, workspace: str | None = None) -> str | None:
         """A sync's first half: bring the source up to date (a mirror fetches only when its

@@ -98,6 +98,17 @@ def joined(blobs: Sequence[tuple[bytes, bytes, bytes]]) -> TermList:
     return TermList.of_blobs(b"".join(ids), b"".join(tfs), b"".join(lengths))
 
 
+def concatenated(parts: Sequence[TermList]) -> TermList:
+    """Lists of one term in disjoint sets of refs as one (see `joined`)."""
+    if len(parts) == 1:
+        return parts[0]
+    return TermList(
+        np.concatenate([p.ids for p in parts]),
+        np.concatenate([p.tfs for p in parts]),
+        np.concatenate([p.lengths for p in parts]),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class RefLists:
     """A ref's inverted lists and totals."""

@@ -91,6 +91,18 @@ class Store(Protocol):
     def set_current(self, workspace: str, ref: str) -> None:
         """Make `ref` the one served by default, persisted."""
 
+    def merge_term_lists(self, *, force: bool = False) -> int:
+        """Merge the inverted lists of every workspace's current ref into one list per term, so
+        that a search over many workspaces reads a list a term, when the current refs have
+        moved on enough since the last merge (with `force`, whenever there are enough of them);
+        returns how many refs were merged, 0 when the lists were left as they were. Searches go
+        on meanwhile and rank alike either way. SQLite, whose lists are read in process, never
+        merges.
+
+        Raises:
+            StoreError: the store cannot be written.
+        """
+
     def set_selection(self, workspace: str, ref: str, selection: str, skipped: str = "[]") -> None:
         """Record which files `ref` holds: the docs selection it was read with, the files it
         skipped (JSON, as the indexer writes it) and now as the time it was indexed."""

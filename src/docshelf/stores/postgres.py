@@ -49,7 +49,7 @@ from psycopg.rows import TupleRow
 from docshelf.config import DEFAULT_EF_SEARCH
 from docshelf.errors import ConfigError, StoreError
 from docshelf.rows import ChunkRow, FileRow, StoredFile, StoredHit, Vector
-from docshelf.stores import postgres_many, postgres_text
+from docshelf.stores import postgres_many, postgres_merged, postgres_text
 from docshelf.stores.common import (
     blob_vector,
     check_lease,
@@ -194,9 +194,10 @@ class PostgresStore(PooledConnections, Store):
             (stored_model, stored_dim),
             (model_id, dim),
             new_store="--store with the URL of another database",
-            start_over="drop the tables docs_chunks, docs_current, docs_file_texts, docs_meta, "
-            "docs_pins, docs_ref_files, docs_ref_stats, docs_selections, docs_term_lists, "
-            "docs_vectors and docs_schema_migrations",
+            start_over="drop the tables docs_chunks, docs_current, docs_file_texts, "
+            "docs_merged_lists, docs_merged_refs, docs_meta, docs_pins, docs_ref_files, "
+            "docs_ref_stats, docs_selections, docs_term_lists, docs_vectors and "
+            "docs_schema_migrations",
         )
         store = cls(
             url,
@@ -331,6 +332,12 @@ class PostgresStore(PooledConnections, Store):
                 "DO UPDATE SET ref = excluded.ref, updated_at = excluded.updated_at",
                 (workspace, ref),
             )
+
+    def merge_term_lists(self, *, force: bool = False) -> int:
+        """At least MERGE_MIN_REFS current refs, in one transaction (postgres_merged.merge)."""
+        with self._errors("merging the term lists"), self._connection() as conn:
+            merged = postgres_merged.merge(conn, force=force)
+        return 0 if merged is None else merged.refs
 
     def set_selection(self, workspace: str, ref: str, selection: str, skipped: str = "[]") -> None:
         """The time recorded is the server's now."""

@@ -121,10 +121,11 @@ def currents(conn: Connection, workspaces: Collection[str]) -> dict[str, str]:
 
 def indexed_refs(conn: Connection, refs: Collection[tuple[str, str]]) -> set[tuple[str, str]]:
     pairs = sorted(set(refs))
+    # A ref has totals (docs_ref_stats) exactly when it has chunks: both are written and
+    # deleted in one transaction. The totals are a row a ref, where the chunks' index is many.
     rows = conn.execute(
-        "SELECT q.workspace, q.ref FROM unnest(%s::text[], %s::text[]) AS q(workspace, ref) "
-        "WHERE EXISTS (SELECT 1 FROM docs_chunks AS c "
-        "WHERE c.workspace = q.workspace AND c.ref = q.ref)",
+        "SELECT s.workspace, s.ref FROM unnest(%s::text[], %s::text[]) AS q(workspace, ref) "
+        "JOIN docs_ref_stats AS s ON s.workspace = q.workspace AND s.ref = q.ref",
         ([w for w, _ in pairs], [r for _, r in pairs]),
     ).fetchall()
     return {(str(w), str(r)) for w, r in rows}

@@ -29,6 +29,7 @@ from docshelf.rows import StoredHit
 from docshelf.stores import bm25, postgres_many
 from docshelf.stores.bm25 import TermList
 from docshelf.stores.contract import RefScope
+from docshelf.stores.postgres_merged import Union
 from docshelf.stores.terms import TERMS_VERSION, query_terms, term_columns
 
 Connection = psycopg.Connection[TupleRow]
@@ -168,18 +169,16 @@ def search_text(
     return bm25.hits(ids, scores, k, rows_of)
 
 
-# The union's totals (its chunks and their length), and for each asked term how many of the
-# union's chunks hold it, summed over its refs: counts only (a list is rare or common in the
-# union, not in one ref, so the lists worth reading are chosen after the counts are summed).
-# Each term is looked up alone, by equality (the aggregate keeps the LATERAL from being
-# flattened), through docs_term_lists_term: the (workspace, ref) primary key with `term =
-# ANY(...)` read every term of every ref, 2 s at 1,000 refs of 8,000 terms (migration 0011).
+# For each asked term, how many chunks of some refs hold it, summed over the refs: counts only (a
+# list is rare or common in the union, not in one ref, so the lists worth reading are chosen
+# after the counts are summed). Each term is looked up alone, by equality (the aggregate keeps
+# the LATERAL from being flattened), through docs_term_lists_term: the (workspace, ref) primary
+# key with `term = ANY(...)` read every term of every ref, 2 s at 1,000 refs of 8,000 terms
+# (migration 0011).
 _COUNTS_OF_MANY_SQL = (
     "WITH r AS MATERIALIZED (SELECT * FROM unnest(%(ws)s::text[], %(refs)s::text[]) "
     "AS r(workspace, ref)) "
-    "SELECT NULL::text, sum(s.chunks), sum(s.length) FROM docs_ref_stats AS s "
-    "JOIN r ON s.workspace = r.workspace AND s.ref = r.ref "
-    "UNION ALL SELECT q.term, l.chunks, NULL FROM unnest(%(terms)s::text[]) AS q(term) "
+    "SELECT q.term, l.chunks FROM unnest(%(terms)s::text[]) AS q(term) "
     "CROSS JOIN LATERAL (SELECT count(*) AS n, sum(t.chunks) AS chunks "
     "FROM docs_term_lists AS t JOIN r ON t.workspace = r.workspace AND t.ref = r.ref "
     "WHERE t.term = q.term) AS l WHERE l.n > 0"
@@ -198,23 +197,21 @@ def search_text_refs(
     conn: Connection, scopes: Sequence[RefScope], query: str, k: int
 ) -> list[StoredHit]:
     """The k chunks of the union of `scopes` that best match `query` by BM25, scored with the
-    union's statistics (Store.search_text_refs): the union's totals and its count of each term
-    in one round trip, then the lists of the terms worth ranking by (rare in the union first)
-    in one more a round."""
+    union's statistics (Store.search_text_refs): the union's refs and totals, its count of
+    each term, then the lists of the terms worth ranking by (rare in the union first), each
+    read from the merged lists for the refs merged there (postgres_merged.py) and from the
+    refs' own lists for the others. The lists are read as binary, not as hexadecimal text."""
     asked = query_terms(query)
     if not asked or k < 1 or not scopes:
         return []
-    refs = {"ws": [w for w, _, _ in scopes], "refs": [r for _, r, _ in scopes]}
-    found = conn.execute(_COUNTS_OF_MANY_SQL, {**refs, "terms": asked}).fetchall()
-    held: dict[str, int] = {}
-    chunks = length = 0
-    for term, n, size in found:
-        if term is None:
-            chunks, length = int(n or 0), int(size or 0)
-        else:
-            held[term] = int(n)
-    if not chunks:
+    union = Union.split(conn, {"ws": [w for w, _, _ in scopes], "refs": [r for _, r, _ in scopes]})
+    if not union.chunks:
         return []  # none of the refs has chunks
+    held = union.counts(conn, asked)
+    if union.own["ws"]:
+        found = conn.execute(_COUNTS_OF_MANY_SQL, {**union.own, "terms": asked}).fetchall()
+        for term, n in found:
+            held[term] = held.get(term, 0) + int(n)
     among = None
     if any(paths is not None for _, _, paths in scopes):
         among = np.array(
@@ -226,13 +223,20 @@ def search_text_refs(
         ).reshape(-1)
 
     def read(terms: list[str]) -> list[tuple[str, TermList]]:
-        rows = conn.execute(_READ_LISTS_OF_MANY_SQL, {**refs, "terms": terms}).fetchall()
-        lists: dict[str, list[tuple[bytes, bytes, bytes]]] = {}
-        for term, ids, tfs, lengths in rows:
-            lists.setdefault(term, []).append((ids, tfs, lengths))
-        return [(term, bm25.joined(blobs)) for term, blobs in lists.items()]
+        lists: dict[str, list[TermList]] = {
+            t: [found] for t, found in union.lists(conn, terms).items()
+        }
+        if union.own["ws"]:
+            params = {**union.own, "terms": terms}
+            rows = conn.cursor(binary=True).execute(_READ_LISTS_OF_MANY_SQL, params).fetchall()
+            blobs: dict[str, list[tuple[bytes, bytes, bytes]]] = {}
+            for term, ids, tfs, lengths in rows:
+                blobs.setdefault(term, []).append((ids, tfs, lengths))
+            for term, parts in blobs.items():
+                lists.setdefault(term, []).append(bm25.joined(parts))
+        return [(term, bm25.concatenated(parts)) for term, parts in lists.items()]
 
-    ids, scores = bm25.ranked(asked, held, chunks, length, k, read, among)
+    ids, scores = bm25.ranked(asked, held, union.chunks, union.length, k, read, among)
 
     def rows_of(wanted: list[int], whole: bool) -> list[tuple[Any, ...]]:
         sql = _HITS_OF_MANY_SQL if whole else _PLACES_OF_MANY_SQL
@@ -267,6 +271,9 @@ def make_terms(conn: Connection) -> None:
             refs = cur.execute("SELECT DISTINCT workspace, ref FROM docs_chunks").fetchall()
             cur.execute("DELETE FROM docs_term_lists")
             cur.execute("DELETE FROM docs_ref_stats")
+            # Each ref's lists are written again under a new key: none is merged any more.
+            cur.execute("DELETE FROM docs_merged_lists")
+            cur.execute("DELETE FROM docs_merged_refs")
             for workspace, ref in refs:
                 params = {"workspace": workspace, "ref": ref}
                 cur.execute(_WRITE_LISTS_SQL, params)
