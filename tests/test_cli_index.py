@@ -143,7 +143,7 @@ def test_search_by_text_answers_from_the_current_ref(repo: Repo, tmp_path: Path)
     assert hits[0]["path"] == "docs/runbooks/payments.md"
     assert set(hits[0]) == {
         *("path", "heading", "start_line", "end_line", "score", "content"),
-        *("workspace", "ref", "more", "cut", "repeated"),
+        *("workspace", "ref", "more", "cut", "repeated", "copies"),
     }
     assert (hits[0]["workspace"], hits[0]["ref"]) == (answer["workspace"], repo.head())
 

@@ -4,6 +4,8 @@ both real stores through the service, and on ranked candidates directly."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from docshelf.app import Service
@@ -12,6 +14,7 @@ from docshelf.indexer import Indexer
 from docshelf.present import answer_data, fit_answer, render_answer
 from docshelf.rows import StoredHit
 from docshelf.search import (
+    COPIES_SHOWN,
     DEFAULT_PER_FILE,
     DEFAULT_TOP_K,
     JOIN_MAX_BYTES,
@@ -20,6 +23,7 @@ from docshelf.search import (
     MIN_MAX_TOKENS,
     TOKENS_PER_EXCERPT,
     Answer,
+    Copy,
     Hit,
     check_max_tokens,
     check_per_file,
@@ -382,3 +386,57 @@ def test_a_header_too_long_for_the_budget_counts_the_workspaces_and_keeps_a_shor
     assert tokens_of(text) <= MIN_MAX_TOKENS
     assert fitted.query == "foo" and "for 'foo' from the documentation of 100 workspaces" in text
     assert len(fitted.hits) == 5 and fitted.refs == refs  # the data still names every commit
+
+
+# -- the same text in several workspaces ------------------------------------------------------
+
+
+def held(workspace: str, path: str, start: int, text: str) -> StoredHit:
+    lines = text.count("\n") + 1
+    hit = StoredHit(path, start, "H", text, start, start + lines - 1, 0.0)
+    return dataclasses.replace(hit, workspace=workspace)
+
+
+def test_a_text_other_workspaces_hold_is_one_excerpt_that_names_where_else_it_is() -> None:
+    vendored = "Rotate the payments key every 90 days.\nUse the vault."
+    got = distinct(
+        ranked(
+            held("shop", "docs/keys.md", 3, vendored),
+            held("billing", "vendor/keys.md", 7, vendored),  # a vendored copy
+            held("shop", "docs/other.md", 1, vendored),  # the same workspace: an excerpt
+            held("ops", "docs/runbook.md", 1, "Page the on-call engineer."),
+            held("checkout", "docs/keys.md", 3, vendored),
+            held("billing", "vendor/keys.md", 7, vendored),  # named twice: one place
+        ),
+        2,
+    )
+    assert [(h.workspace, h.path) for h in got] == [
+        ("shop", "docs/keys.md"),
+        ("shop", "docs/other.md"),
+    ]
+    # Copies found after the answer is full are still named: they cost no excerpt.
+    assert got[0].copies == (
+        Copy("billing", "vendor/keys.md", 7, 8),
+        Copy("checkout", "docs/keys.md", 3, 4),
+    )
+    assert got[1].copies == ()
+
+
+def test_the_text_names_a_few_places_of_the_same_text_and_counts_the_rest() -> None:
+    places = tuple(Copy(f"service-{n}", "docs/keys.md", 3, 4) for n in range(COPIES_SHOWN + 2))
+    hit = Hit("docs/keys.md", "Keys", 3, 4, 1.0, "Rotate the key.", "shop", "f" * 40, copies=places)
+    answer = Answer("", "", "rotate", "hybrid", None, [hit], {"shop": "f" * 40})
+    text = render_answer(answer)
+    assert (
+        "[the same text is also in service-0: docs/keys.md:3-4; service-1: docs/keys.md:3-4; "
+        "service-2: docs/keys.md:3-4; and 2 more places]"
+    ) in text
+    assert answer_data(answer)["hits"][0]["copies"][4] == {
+        "workspace": "service-4",
+        "path": "docs/keys.md",
+        "start_line": 3,
+        "end_line": 4,
+    }
+    # A fitted answer counts the line in its budget.
+    fitted = fit_answer(answer, MIN_MAX_TOKENS)
+    assert tokens_of(render_answer(fitted)) <= MIN_MAX_TOKENS and "and 2 more places" in text

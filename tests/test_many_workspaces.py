@@ -11,6 +11,7 @@ from typing import Any
 
 import anyio
 import httpx
+import jsonschema
 import pytest
 from mcp import Client
 
@@ -19,7 +20,7 @@ from docshelf.app import OVERVIEW_PAGE, WorkspacesPage
 from docshelf.config import NO_MODEL_DIM, NO_MODEL_ID, Config
 from docshelf.errors import ConfigError
 from docshelf.mcp_server import build_server
-from docshelf.mcp_server.schemas import ENUM_WORKSPACES
+from docshelf.mcp_server.schemas import ENUM_WORKSPACES, OUTPUT_SCHEMA
 from docshelf.mcp_server.tool import DESCRIBED_WORKSPACES
 from docshelf.present import CLI, render_outline
 from docshelf.reading import DocsOutline
@@ -200,3 +201,48 @@ def test_status_summarises_many_workspaces_and_shows_one_or_all_when_asked(org: 
     unknown = docshelf("status", "--store", org, "--workspace", "nobody")
     assert unknown.returncode == 1 and "no workspace nobody in the store" in unknown.stderr
     assert unknown.stderr.rstrip().endswith("team019 and 100 more")  # twenty named, not 120
+
+
+def test_a_passage_many_workspaces_share_is_one_excerpt_naming_the_others(location: str) -> None:
+    vendored = "# Key rotation\n\nRotate the payments key every 90 days with the vault CLI.\n"
+    names = ["shop", "billing", "checkout", "ops"]
+    with open_store(location, model_id=NO_MODEL_ID, dim=NO_MODEL_DIM) as store:
+        for n, name in enumerate(names):
+            own = f"# {name}\n\nThe {name} team deploys the payments service on Tuesdays.\n"
+            rows = [
+                ChunkRow("vendor/keys.md", 0, "Key rotation", vendored.strip(), 1, 3, "v", None),
+                ChunkRow("docs/own.md", 0, name, own.strip(), 1, 3, f"own-{name}", None),
+            ]
+            files = [
+                FileRow("vendor/keys.md", vendored, "v", 3),
+                FileRow("docs/own.md", own, name, 3),
+            ]
+            store.replace_doc_chunks(name, f"{n:040x}", rows, files)
+            store.set_current(name, f"{n:040x}")
+    with app.open_service(Config(store=location, embedder="none")) as service:
+        answer = service.search("rotate the payments key", 5)
+        vendored_hits = [h for h in answer.hits if h.path == "vendor/keys.md"]
+        assert len(vendored_hits) == 1 and answer.hits[0] is vendored_hits[0]
+        first = vendored_hits[0]
+        assert first.workspace == "billing"  # ties ranked by workspace
+        assert [(c.workspace, c.path, c.start_line, c.end_line) for c in first.copies] == [
+            ("checkout", "vendor/keys.md", 1, 3),
+            ("ops", "vendor/keys.md", 1, 3),
+            ("shop", "vendor/keys.md", 1, 3),
+        ]
+        # Each workspace's own page is an excerpt of its own: four places for them.
+        assert sorted(h.workspace for h in answer.hits if h.path == "docs/own.md") == sorted(names)
+
+        async def session() -> Any:
+            async with Client(build_server(service)) as connected:
+                return await connected.call_tool(
+                    "docs_search", {"query": "rotate the payments key"}
+                )
+
+        result = anyio.run(session)
+    jsonschema.validate(result.structured_content, OUTPUT_SCHEMA)
+    assert result.structured_content["hits"][0]["copies"][0]["workspace"] == "checkout"
+    assert (
+        "[the same text is also in checkout: vendor/keys.md:1-3; ops: vendor/keys.md:1-3; "
+        "shop: vendor/keys.md:1-3]"
+    ) in result.content[0].text

@@ -228,6 +228,7 @@ def test_a_search_answers_with_the_rendered_text_and_the_hits_as_structured_cont
         "more",
         "cut",
         "repeated",
+        "copies",
     }
     assert {(h["workspace"], h["ref"]) for h in structured["hits"]} == {(WORKSPACE, A)}
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -69,7 +70,10 @@ def test_index_then_open_and_search_gives_the_hits_the_tool_gives(
                 return called.structured_content
 
         structured = anyio.run(through_the_tool)
-    assert structured["hits"] == [dataclasses.asdict(hit) for hit in answer.hits]
+    # The same data, as JSON carries it (a hit's `copies` is a tuple in Python).
+    assert structured["hits"] == json.loads(
+        json.dumps([dataclasses.asdict(hit) for hit in answer.hits])
+    )
 
 
 def test_the_service_reads_outlines_and_narrows_and_serves_every_workspace_of_the_store(

@@ -423,7 +423,12 @@ def test_several_workspaces_are_searched_together_or_one_chosen_in_the_page(
     billing.write("docs/invoices.md", "# Invoices\n\nA payment timeout on invoices is 60 s.\n")
     # A name with glob characters: the page asks for its outline with them escaped.
     billing.write("docs/notes [draft].md", "# Draft notes\n\n## Open questions\n\nNone yet.\n")
+    # A page both repositories vendor: one hit, naming the other copy.
+    vendored = "# Key rotation\n\nRotate the signing key every 90 days with the vault.\n"
+    billing.write("docs/shared/keys.md", vendored)
     billing.commit("billing docs")
+    repo.write("docs/shared/keys.md", vendored)
+    repo.commit("vendored keys")
     for source in (repo, billing):
         done = docshelf("index", str(source.path), "--store", location, "--embedder", "none")
         assert done.returncode == 0, done.stderr
@@ -439,6 +444,10 @@ def test_several_workspaces_are_searched_together_or_one_chosen_in_the_page(
         chooser.find_element(By.CSS_SELECTOR, "option[value='billing']").click()
         wait(browser).until(lambda d: "workspace=billing" in d.current_url)
         wait(browser).until(lambda d: hit_places(d) == ["docs/invoices.md:1-3"])
+        browser.get(f"{base}/?q=rotate+the+signing+key+with+the+vault")
+        wait_for_hits(browser, "docs/shared/keys.md:1-3")
+        assert texts(browser, "#hits .more") == ["same text in 1 more place"]
+        assert len(texts(browser, "#hits .badge")) == 1  # one hit: the other is its copy
         browser.get(f"{base}/?q=payment+timeout&workspace=shop")
         wait_for_hits(browser, "docs/runbooks/payments.md:3-5")
         assert set(texts(browser, "#hits .badge")) == {"shop"}

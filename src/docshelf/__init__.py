@@ -42,7 +42,7 @@ from docshelf.errors import (
     WorkspaceError,
 )
 from docshelf.reading import DocsOutline, OutlineFile, Reading, WorkspaceOverview, WorkspacesPage
-from docshelf.search import Answer, Hit
+from docshelf.search import Answer, Copy, Hit
 
 try:
     __version__ = _version("docshelf")
@@ -54,6 +54,7 @@ __all__ = [
     "Chunk",
     "Config",
     "ConfigError",
+    "Copy",
     "DocsOutline",
     "DocshelfError",
     "EmbeddingError",

@@ -79,6 +79,22 @@ def default_max_tokens(top_k: int) -> int:
     return min(MAX_MAX_TOKENS, max(MIN_MAX_TOKENS, TOKENS_PER_EXCERPT * top_k))
 
 
+# An excerpt names at most so many of the other workspaces holding its text in an answer's text
+# (all of them in its data, `Hit.copies`), then counts the rest.
+COPIES_SHOWN = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """Where another workspace holds the text an excerpt started from (a vendored copy of shared
+    docs, a fork): its workspace (as shown), path and lines."""
+
+    workspace: str
+    path: str
+    start_line: int
+    end_line: int
+
+
 @dataclass(frozen=True, slots=True)
 class Hit:
     """One excerpt of an answer: `workspace` (its name as shown) and `ref` (the commit) say
@@ -98,6 +114,8 @@ class Hit:
     cut: bool = False
     # The text was left out: this session was shown these lines earlier (repeat: true shows it).
     repeated: bool = False
+    # The same text in other workspaces, best first: each copy one place, not another excerpt.
+    copies: tuple[Copy, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +157,7 @@ class _Excerpt:
     start: int
     end: int
     lines: list[str]
+    copies: list[Copy] = field(default_factory=list)
 
 
 def distinct(
@@ -152,6 +171,10 @@ def distinct(
     """The answer's excerpts from `ranked` (best first): at most `k`, at most `per_file` of one
     file (None: no bound), no two the same passage.
 
+    A candidate of another workspace whose text is the text an excerpt started from is one of
+    its `copies` (a vendored copy, a fork), not another excerpt: an answer over many workspaces
+    shows each text once, and names where else it is.
+
     A candidate whose lines overlap an excerpt of its file, or lie within `merge_lines` lines of
     it with only blank lines between (`lines_of` says), joins it: one excerpt over the joined
     lines, scored as the best, when the lines can be told exactly (the same text where they
@@ -164,10 +187,17 @@ def distinct(
     counted: dict[tuple[str, str], list[tuple[int, int]]] = {}  # the passages left out, by file
     waiting: dict[tuple[str, str], list[tuple[StoredHit, float]]] = {}  # left out by per_file
     known: dict[tuple[str, str], Sequence[str] | None] = {}
+    shown: dict[str, _Excerpt] = {}  # the first excerpt started from each text
     reach = merge_lines + 1
 
     def consider(hit: StoredHit, score: float) -> None:
         key = (hit.workspace, hit.path)
+        first = shown.get(hit.content)
+        if first is not None and first.hit.workspace != hit.workspace:
+            copy = Copy(hit.workspace, hit.path, hit.start_line, hit.end_line)
+            if copy not in first.copies:
+                first.copies.append(copy)
+            return
         mine = of_file.setdefault(key, [])
         full = len(kept) == k
         near = [
@@ -198,6 +228,7 @@ def distinct(
         excerpt = _Excerpt(hit, score, hit.start_line, hit.end_line, hit.content.split("\n"))
         kept.append(excerpt)
         mine.append(excerpt)
+        shown.setdefault(hit.content, excerpt)
 
     for hit, score in ranked:
         consider(hit, score)
@@ -212,6 +243,7 @@ def distinct(
             "\n".join(e.lines),
             e.hit.workspace,
             more=_left_out_passages(counted.get(key, []), of_file[key]),
+            copies=tuple(e.copies),
         )
         for e in kept
         for key in [(e.hit.workspace, e.hit.path)]
@@ -358,7 +390,17 @@ def _excerpt(i: int, hit: Hit, several: bool, max_tokens: int | None) -> list[st
         )
     else:
         text = hit.content.rstrip()
-    return ["", f"[{i}] {where}{heading}{more}", text]
+    cited = ["", f"[{i}] {where}{heading}{more}"]
+    if hit.copies:
+        places = [f"{c.workspace}: {c.path}:{c.start_line}-{c.end_line}" for c in hit.copies]
+        rest = len(places) - COPIES_SHOWN
+        cited.append(
+            "[the same text is also in "
+            + "; ".join(places[:COPIES_SHOWN])
+            + (f"; and {plural(rest, 'more place')}" if rest > 0 else "")
+            + "]"
+        )
+    return [*cited, text]
 
 
 def _left_out(count: int, max_tokens: int | None) -> str:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from docshelf.answers import (
+    COPIES_SHOWN,
     DEFAULT_PER_FILE,
     JOIN_MAX_BYTES,
     MAX_MAX_TOKENS,
@@ -37,6 +38,7 @@ from docshelf.answers import (
     MODES,
     TOKENS_PER_EXCERPT,
     Answer,
+    Copy,
     Hit,
     LinesOf,
     Mode,
@@ -55,6 +57,7 @@ if TYPE_CHECKING:  # numpy stays out of `docshelf --help`, which imports this mo
 __all__ = [
     "CANDIDATES",
     "CANDIDATES_PER_HIT",
+    "COPIES_SHOWN",
     "DEFAULT_PER_FILE",
     "DEFAULT_TOP_K",
     "JOIN_MAX_BYTES",
@@ -68,6 +71,7 @@ __all__ = [
     "MODES",
     "TOKENS_PER_EXCERPT",
     "Answer",
+    "Copy",
     "Fusion",
     "Hit",
     "LinesOf",
@@ -375,7 +379,7 @@ class Searcher:
         similarity, and BM25: the same formula over the same terms on both stores, from each
         ref's own statistics, so comparable across workspaces), then fused once. At most
         `per_file` excerpts of one file (None: no bound); neighbours within `merge_lines` lines
-        joined (distinct)."""
+        joined, and a text other workspaces hold shown once, naming them (distinct)."""
         depth = max(self._fusion.candidates, CANDIDATES_PER_HIT * k)
         vector_hits: list[StoredHit] = []
         text_hits: list[StoredHit] = []
@@ -439,6 +443,9 @@ class Searcher:
                 hit,
                 workspace=refs[hit.workspace][0] if several else only.label,
                 ref=refs[hit.workspace][1] if several else only.ref,
+                copies=tuple(
+                    dataclasses.replace(c, workspace=refs[c.workspace][0]) for c in hit.copies
+                ),
             )
             for hit in distinct(ranked, k, per_file, merge_lines, lines_of)
         ]

@@ -887,3 +887,56 @@ def test_migration_12_keys_each_ref_and_new_terms_unmerge_them(
         (h.workspace, h.path, h.chunk, h.score) for h in before
     ]
     check_text_statistics(postgres_url)
+
+
+def test_a_merge_stopped_half_way_leaves_the_merged_lists_as_they_were(
+    store: PostgresStore,
+    sql: psycopg.Connection[TupleRow],
+    postgres_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(postgres_merged, "MERGE_MIN_REFS", 1)
+    for n in range(3):
+        store.replace_doc_chunks(f"w{n}", "r1", worded_rows(4, f"alpha beta w{n}"))
+        store.set_current(f"w{n}", "r1")
+    assert store.merge_term_lists(force=True) == 3
+    merged_before = sql.execute("SELECT * FROM docs_merged_lists ORDER BY term").fetchall()
+    keys_before = merged_keys(sql)
+    store.replace_doc_chunks("w3", "r1", worded_rows(4, "alpha w3"))
+    store.set_current("w3", "r1")  # a quarter new: due
+    failed: list[BaseException] = []
+
+    def merging() -> None:
+        try:
+            store.merge_term_lists()
+        except StoreError as e:
+            failed.append(e)
+
+    # The merge has deleted the merged lists and written the keys it merges when it waits to
+    # read the refs' own lists; its server process is ended there, as a crash or a kill would.
+    with psycopg.connect(postgres_url) as blocker:
+        blocker.execute("LOCK TABLE docs_term_lists IN ACCESS EXCLUSIVE MODE")
+        worker = threading.Thread(target=merging)
+        worker.start()
+        deadline = time.monotonic() + 10
+        waiting = None
+        while waiting is None and time.monotonic() < deadline:
+            waiting = sql.execute(
+                "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND query LIKE 'INSERT INTO docs_merged_lists%%'"
+            ).fetchone()
+            time.sleep(0.02)
+        assert waiting is not None
+        sql.execute("SELECT pg_terminate_backend(%s)", (waiting[0],))
+        worker.join(10)
+    assert len(failed) == 1 and "merging the term lists" in str(failed[0])
+    assert merged_keys(sql) == keys_before
+    assert sql.execute("SELECT * FROM docs_merged_lists ORDER BY term").fetchall() == merged_before
+    every: list[RefScope] = [(f"w{n}", "r1", None) for n in range(4)]
+    served = store.search_text_refs(every, "alpha beta w3", 10)
+    monkeypatch.setattr(postgres_merged, "MERGED_READ_SHARE", float("inf"))
+    own = store.search_text_refs(every, "alpha beta w3", 10)
+    assert [(h.workspace, h.chunk, h.score) for h in served] == [
+        (h.workspace, h.chunk, h.score) for h in own
+    ]
+    assert store.merge_term_lists() == 4  # the next merge, on a new connection

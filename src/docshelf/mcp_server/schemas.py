@@ -143,6 +143,21 @@ _HIT_PROPERTIES = {
         "description": "How many more passages of this file matched than the answer shows of it "
         "(per_file); read the file with docs_read, or ask with a larger per_file.",
     },
+    "copies": {
+        "type": "array",
+        "description": "Other workspaces holding the same text (a vendored copy, a fork): each "
+        "place once, instead of another excerpt.",
+        "items": {
+            "type": "object",
+            "properties": {
+                "workspace": {"type": "string"},
+                "path": {"type": "string"},
+                "start_line": {"type": "integer"},
+                "end_line": {"type": "integer"},
+            },
+            "required": ["workspace", "path", "start_line", "end_line"],
+        },
+    },
 }
 
 OUTPUT_SCHEMA: dict[str, Any] = {

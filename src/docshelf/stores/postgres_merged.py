@@ -105,7 +105,7 @@ def merge(conn: Connection, *, force: bool = False, min_refs: int | None = None)
     (see the module's docstring), or with `force` whenever there are `min_refs` of them
     (default MERGE_MIN_REFS); None when the merged lists stay as they were, or another process
     is merging. One transaction, in one snapshot: searches read the merged lists before it until
-    it commits. `conn` is in autocommit mode."""
+    it commits. `conn` is in no transaction yet."""
     started = time.perf_counter()
     fewest = MERGE_MIN_REFS if min_refs is None else min_refs
     with conn.transaction():

@@ -331,6 +331,12 @@
         badge(hit.workspace),
         el("span", { class: "where" }, `${hit.path}:${hit.start_line}-${hit.end_line}`),
         hit.more ? el("span", { class: "more" }, `+${hit.more} more in this file`) : null,
+        hit.copies && hit.copies.length
+          ? el("span", {
+            class: "more",
+            title: hit.copies.map((c) => `${c.workspace}: ${c.path}:${c.start_line}-${c.end_line}`).join("\n"),
+          }, `same text in ${hit.copies.length} more place${hit.copies.length === 1 ? "" : "s"}`)
+          : null,
         commit(hit.ref || answer.ref)),
       crumbs.length ? el("div", { class: "crumbs" }, crumbs.join(" › ")) : null,
       hit.cut
