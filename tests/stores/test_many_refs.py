@@ -159,33 +159,6 @@ def test_a_text_search_of_one_ref_is_what_search_text_answers(store: Store) -> N
             assert [h.score for h in many] == pytest.approx([h.score for h in one], rel=1e-6)
 
 
-def test_a_text_search_of_many_refs_scores_their_union_as_one_corpus(store: Store) -> None:
-    current = organisation(store, 6)
-    union = [row for rows in current.values() for row in rows]
-    workspace_of = {r.path: w for w, rows in current.items() for r in rows}
-    scopes: list[RefScope] = [(w, "new", None) for w in current]
-    for query in ("rotate the payments key", "gateway timeout", "owner deploy runbook note"):
-        want = bm25(union, query, 10)
-        got = store.search_text_refs(scopes, query, 10)
-        assert len(got) == min(10, len(want))
-        for hit in got:
-            assert hit.workspace == workspace_of[hit.path]
-            assert hit.score == pytest.approx(want[(hit.path, hit.chunk)], rel=1e-5)
-        best = sorted(want.values(), reverse=True)[: len(got)]
-        assert [h.score for h in got] == pytest.approx(best, rel=1e-5)
-    # Some paths only: ranked among themselves, scored with their refs' statistics.
-    kept = ["docs/team2/page0.md", "docs/team4/page1.md"]
-    some: list[RefScope] = [(w, "new", kept if w in ("team2", "team4") else None) for w in current]
-    some = [s for s in some if s[2] is not None]
-    # Words of the paths, rare in every ref: both searches score the same set of terms.
-    got = store.search_text_refs(some, "page0 page1", 50)
-    assert got and {h.path for h in got} <= set(kept)
-    full = store.search_text_refs([(w, r, None) for w, r, _ in some], "page0 page1", 500)
-    score_of = {(h.workspace, h.path, h.chunk): h.score for h in full}
-    for hit in got:
-        assert hit.score == pytest.approx(score_of[(hit.workspace, hit.path, hit.chunk)])
-
-
 def assert_ranks_the_union(
     store: Store, rows: dict[tuple[str, str], list[ChunkRow]], scopes: list[RefScope]
 ) -> None:
@@ -202,6 +175,23 @@ def assert_ranks_the_union(
             assert hit.score == pytest.approx(want[(hit.path, hit.chunk)], rel=1e-5)
         best = sorted(want.values(), reverse=True)[: len(got)]
         assert [h.score for h in got] == pytest.approx(best, rel=1e-5)
+
+
+def test_a_text_search_of_many_refs_scores_their_union_as_one_corpus(store: Store) -> None:
+    current = organisation(store, 6)
+    scopes: list[RefScope] = [(w, "new", None) for w in current]
+    assert_ranks_the_union(store, {(w, "new"): rows for w, rows in current.items()}, scopes)
+    # Some paths only: ranked among themselves, scored with their refs' statistics.
+    kept = ["docs/team2/page0.md", "docs/team4/page1.md"]
+    some: list[RefScope] = [(w, "new", kept if w in ("team2", "team4") else None) for w in current]
+    some = [s for s in some if s[2] is not None]
+    # Words of the paths, rare in every ref: both searches score the same set of terms.
+    got = store.search_text_refs(some, "page0 page1", 50)
+    assert got and {h.path for h in got} <= set(kept)
+    full = store.search_text_refs([(w, r, None) for w, r, _ in some], "page0 page1", 500)
+    score_of = {(h.workspace, h.path, h.chunk): h.score for h in full}
+    for hit in got:
+        assert hit.score == pytest.approx(score_of[(hit.workspace, hit.path, hit.chunk)])
 
 
 def test_merged_term_lists_rank_as_the_refs_own_as_refs_are_written_again_and_pruned(

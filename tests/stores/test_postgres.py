@@ -762,6 +762,12 @@ def worded_rows(n: int, text: str, path: str = "a.md") -> list[ChunkRow]:
     return chunk_rows([unit(i) for i in range(n)], text=text, path=path)
 
 
+def write_current(store: PostgresStore, workspace: str, rows: list[ChunkRow]) -> None:
+    """Write `rows` as ref r1 of `workspace` and make it current."""
+    store.replace_doc_chunks(workspace, "r1", rows)
+    store.set_current(workspace, "r1")
+
+
 def merged_keys(sql: psycopg.Connection[TupleRow]) -> set[int]:
     return {int(k) for (k,) in sql.execute("SELECT key FROM docs_merged_refs")}
 
@@ -778,8 +784,7 @@ def test_the_lists_are_merged_from_enough_current_refs_and_again_when_they_moved
 ) -> None:
     monkeypatch.setattr(postgres_merged, "MERGE_MIN_REFS", 3)
     for n in range(2):
-        store.replace_doc_chunks(f"w{n}", "r1", worded_rows(10, f"alpha w{n}"))
-        store.set_current(f"w{n}", "r1")
+        write_current(store, f"w{n}", worded_rows(10, f"alpha w{n}"))
     assert store.merge_term_lists(force=True) == 0  # two current refs: fewer than 3
     assert merged_keys(sql) == set()
     store.replace_doc_chunks("w2", "r1", worded_rows(10, "alpha w2"))
@@ -793,8 +798,7 @@ def test_the_lists_are_merged_from_enough_current_refs_and_again_when_they_moved
     assert np.frombuffer(keys, dtype=">i8").tolist() == sorted(current_keys(sql))
     assert np.frombuffer(counts, dtype=">i4").tolist() == [10, 10, 10]
     # 10 chunks of 40 (a quarter) written since: due again. 1 of 31 would not be.
-    store.replace_doc_chunks("w3", "r1", worded_rows(1, "alpha w3"))
-    store.set_current("w3", "r1")
+    write_current(store, "w3", worded_rows(1, "alpha w3"))
     assert store.merge_term_lists() == 0
     store.replace_doc_chunks("w0", "r2", worded_rows(10, "alpha w0 again"))
     store.set_current("w0", "r2")
@@ -815,8 +819,7 @@ def test_a_merge_another_process_is_making_is_not_made_twice(
     store: PostgresStore, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(postgres_merged, "MERGE_MIN_REFS", 1)
-    store.replace_doc_chunks("w", "r1", worded_rows(3, "alpha"))
-    store.set_current("w", "r1")
+    write_current(store, "w", worded_rows(3, "alpha"))
     with psycopg.connect(postgres_url) as other:
         other.execute("SELECT pg_advisory_xact_lock(%s)", (postgres_merged.MERGE_LOCK_KEY,))
         assert store.merge_term_lists(force=True) == 0
@@ -828,8 +831,7 @@ def test_a_union_reads_the_merged_lists_when_it_holds_half_the_merged_refs(
 ) -> None:
     monkeypatch.setattr(postgres_merged, "MERGE_MIN_REFS", 1)
     for n in range(6):
-        store.replace_doc_chunks(f"w{n}", "r1", worded_rows(4, f"alpha beta w{n}"))
-        store.set_current(f"w{n}", "r1")
+        write_current(store, f"w{n}", worded_rows(4, f"alpha beta w{n}"))
     store.replace_doc_chunks("w0", "pinned", worded_rows(4, "alpha pinned"))
     assert store.merge_term_lists(force=True) == 6
 
@@ -897,8 +899,7 @@ def test_a_merge_stopped_half_way_leaves_the_merged_lists_as_they_were(
 ) -> None:
     monkeypatch.setattr(postgres_merged, "MERGE_MIN_REFS", 1)
     for n in range(3):
-        store.replace_doc_chunks(f"w{n}", "r1", worded_rows(4, f"alpha beta w{n}"))
-        store.set_current(f"w{n}", "r1")
+        write_current(store, f"w{n}", worded_rows(4, f"alpha beta w{n}"))
     assert store.merge_term_lists(force=True) == 3
     merged_before = sql.execute("SELECT * FROM docs_merged_lists ORDER BY term").fetchall()
     keys_before = merged_keys(sql)
