@@ -1,8 +1,9 @@
 -- A search over the current refs of many workspaces read each asked term's list in every ref: at
--- 1,000 workspaces about 17,000 rows of docs_term_lists for a question of 19 terms, each on a
--- page of its own (the rows are laid out by ref, as they were written), 100 ms of the search.
+-- 1,000 workspaces 16,612 rows of docs_term_lists for a question of 19 terms, each on a page of
+-- its own (the rows are laid out by ref, as they were written), 98 to 203 ms to fetch.
 -- docs_merged_lists holds, per term, the lists of the current refs of every workspace one after
--- the other, in one row (postgres_merged.py): 10 ms for the same question, the same ranking.
+-- the other, in one row (postgres_merged.py): BM25 over all took 30.8 ms on average against
+-- 102.6, with the same rankings (BENCHMARKS.md, "third step").
 -- - Each write of a ref's lists gets a new `key` (docs_ref_stats): a part of a merged list names
 --   the write it was copied from, so a ref written again, or pruned, is never read from there.
 -- - docs_merged_refs lists the keys merged, with their chunk counts; docs_merged_lists holds
@@ -12,7 +13,7 @@
 --   (postgres_merged.merge); until then a search reads the refs merged from here and the others
 --   from docs_term_lists.
 -- The lists are kept uncompressed (STORAGE EXTERNAL): each is read whole, and the question above
--- read its merged lists in 27 ms uncompressed against 44 ms compressed.
+-- read its merged lists in 27 to 30 ms uncompressed against 42 to 47 compressed.
 
 ALTER TABLE docs_ref_stats ADD COLUMN key bigserial NOT NULL;
 
